@@ -1,0 +1,65 @@
+/* dbosim — cost of each op of one decoder layer (DOMAIN.md §1): FLOPs, bytes and duration from the profile.
+ * Pure functions: no SimGrid, no I/O. */
+#pragma once
+#include "models/HwProfile.hpp"
+#include "models/ModelSpec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dbosim::models {
+
+/** @brief Ops of one layer, DeepSeek naming. Dense layers use MLP for their dense FFN and have no D/C. */
+enum class OpKind { A0, A1, D, MLP, S, C };
+std::string op_name(OpKind k);
+
+/** @brief What limits an op's duration. */
+enum class Bound { compute, memory, table, network };
+std::string bound_name(Bound b);
+
+enum class Phase { decode, prefill };
+enum class All2AllBackend { deepep_high_throughput, deepep_low_latency, deepep_v2, nccl };
+std::string backend_name(All2AllBackend b);
+
+/** @brief Parallel layout of the deployment, as the cost models need it. */
+struct ParallelSpec {
+  int dp = 1;
+  int ep = 1;
+  int tp = 1;
+  All2AllBackend backend = All2AllBackend::deepep_low_latency;
+};
+
+/** @brief The work one rank (or one micro-batch on it) does in one layer of one step. */
+struct StepShape {
+  Phase phase     = Phase::decode;
+  int tokens      = 0; ///< new tokens on this rank (decode: one per request; prefill: prompt tokens)
+  int batch       = 0; ///< requests these tokens belong to
+  int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill)
+};
+
+struct OpCost {
+  OpKind kind = OpKind::A0;
+  double flops       = 0; ///< floating-point operations
+  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: bytes this rank sends
+  double duration_us = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
+  Bound bound = Bound::compute;
+  std::string sm_family; ///< HwProfile::sm_scaling key for compute ops ("gemm", "grouped_gemm", "attention"); empty for D/C
+  std::string method;    ///< how duration_us was obtained (table name, roofline terms, link), for --explain
+  int kernels = 1;       ///< kernel launches the op issues (each costs the host a launch)
+};
+
+struct LayerCosts {
+  bool moe = false;
+  std::vector<OpCost> ops; ///< in the serial order A0 A1 D MLP S C; D/C absent on dense layers, S when no shared expert
+  const OpCost* find(OpKind k) const;
+};
+
+/** @brief Costs of every op of one layer for `shape` on one rank. */
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       bool moe_layer);
+
+/** @brief Duration of a compute op given `sms` of the GPU, by the profile's SM-scaling curve for its family.
+ *  Sets *linear_fallback when the profile has no curve for the family and the SM fraction was used. */
+double duration_on_sms_us(const HwProfile& hw, const OpCost& op, int sms, bool* linear_fallback = nullptr);
+
+} // namespace dbosim::models

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds dbosim (CUDA kernels too when nvcc is found), runs the default scenario
+# and the whole test suite; then builds once more with CUDA off under ASan+UBSan and runs the suite there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs="$(nproc)"
+scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+build/dbosim run scenarios/default.yaml --out out/default
+(cd build && ctest --output-on-failure -j"$jobs")
+# The no-CUDA configuration (so that path cannot rot), with sanitizers.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_ENABLE_CUDA=OFF -DDBO_SANITIZE=ON \
+  -DDBO_BENCHMARKS=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" -LE slow)
