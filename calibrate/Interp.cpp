@@ -1,0 +1,1 @@
+#include "calibrate/Interp.hpp"
