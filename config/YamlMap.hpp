@@ -53,6 +53,7 @@ public:
   const std::string& file() const { return file_; }
   std::string path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
   const YAML::Node& node() const { return node_; }
+  const std::string& prefix() const { return prefix_; }
   std::vector<std::string> keys() const;
 
 private:

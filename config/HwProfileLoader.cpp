@@ -1,0 +1,212 @@
+#include "config/HwProfileLoader.hpp"
+
+#include "config/DataDir.hpp"
+#include "config/InputError.hpp"
+#include "config/YamlMap.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace dbosim {
+namespace {
+using models::HwProfile;
+
+constexpr double kHuge = std::numeric_limits<double>::max();
+
+/*** Sourced scalars: {value: V, source: "..."} ***/
+
+/** @brief Reads `{value, source}` under `key`; V is a plain number (× plain_scale) or a unit string. */
+double sourced(YamlMap& parent, const std::string& key, UnitKind kind, double plain_scale, double lo, double hi,
+               HwProfile& hw)
+{
+  YamlMap entry = parent.get_map(key);
+  double value  = entry.get_quantity("value", kind, plain_scale, lo, hi);
+  hw.sources[entry.prefix()] = entry.get_string("source");
+  entry.finish();
+  return value;
+}
+
+double sourced_number(YamlMap& parent, const std::string& key, double lo, double hi, HwProfile& hw)
+{
+  YamlMap entry = parent.get_map(key);
+  double value  = entry.get_double("value", lo, hi);
+  hw.sources[entry.prefix()] = entry.get_string("source");
+  entry.finish();
+  return value;
+}
+
+int sourced_int(YamlMap& parent, const std::string& key, long lo, long hi, HwProfile& hw)
+{
+  YamlMap entry = parent.get_map(key);
+  int value     = entry.get_int("value", lo, hi);
+  hw.sources[entry.prefix()] = entry.get_string("source");
+  entry.finish();
+  return value;
+}
+
+/** @brief A curve from two parallel lists; x strictly increasing. */
+models::Curve read_curve(YamlMap& m, const std::string& x_key, const std::string& y_key, double y_lo, double y_hi,
+                         double y_scale)
+{
+  models::Curve c;
+  c.x = m.get_double_list(x_key, 0, kHuge);
+  c.y = m.get_double_list(y_key, y_lo, y_hi);
+  if (c.x.size() != c.y.size())
+    m.fail(y_key, fmt::format("has {} values but {} has {}", c.y.size(), x_key, c.x.size()),
+           fmt::format("one value per {}", x_key));
+  for (size_t i = 1; i < c.x.size(); ++i)
+    if (!(c.x[i] > c.x[i - 1]))
+      m.fail(x_key, "must be strictly increasing");
+  for (auto& y : c.y)
+    y *= y_scale;
+  c.source = m.get_string("source");
+  return c;
+}
+
+/*** Sections ***/
+
+void read_provenance(YamlMap& root, HwProfile& hw)
+{
+  YamlMap p          = root.get_map("provenance");
+  hw.provenance.kind = p.get_enum("kind", {"datasheet", "measured"});
+  hw.provenance.date = p.get_string("date");
+  for (const auto& key : p.keys()) {
+    if (key == "kind" || key == "date")
+      continue;
+    hw.provenance.details[key] = p.get_string(key);
+  }
+  if (hw.provenance.kind == "measured")
+    for (const char* required : {"gpu_name", "sm_count", "driver", "cuda", "git_commit", "raw_results"})
+      if (!hw.provenance.details.count(required))
+        p.fail(required, "a measured profile must record its provenance", "gpu_name, sm_count, driver, cuda, "
+                                                                            "git_commit, raw_results");
+  p.finish();
+}
+
+void read_peaks(YamlMap& root, HwProfile& hw)
+{
+  YamlMap peaks = root.get_map("peak_tflops");
+  for (const auto& name : peaks.keys()) {
+    models::DType t;
+    if (!models::parse_dtype(name, t))
+      peaks.fail(name, "unknown dtype", models::dtype_names());
+    hw.peak_flops_per_s[t] = sourced(peaks, name, UnitKind::flops, 1e12, 1e12, 1e18, hw);
+  }
+  if (!hw.peak_flops_per_s.count(models::DType::bf16))
+    peaks.fail("bf16", "required key is missing");
+  peaks.finish();
+}
+
+void read_host(YamlMap& root, HwProfile& hw)
+{
+  YamlMap host              = root.get_map("host");
+  hw.launch_cpu_us          = 1e6 * sourced(host, "launch_cpu", UnitKind::time, 1e-6, 0, 1e-2, hw);
+  hw.graph_replay_kernel_us = 1e6 * sourced(host, "graph_replay_kernel", UnitKind::time, 1e-6, 0, 1e-2, hw);
+  hw.event_us               = 1e6 * sourced(host, "event", UnitKind::time, 1e-6, 0, 1e-2, hw);
+  hw.stream_sync_us         = 1e6 * sourced(host, "stream_sync", UnitKind::time, 1e-6, 0, 1e-1, hw);
+  host.finish();
+}
+
+void read_efficiency(YamlMap& root, HwProfile& hw)
+{
+  YamlMap eff             = root.get_map("efficiency");
+  hw.gemm_efficiency      = sourced_number(eff, "gemm", 0.01, 1.0, hw);
+  hw.attention_efficiency = sourced_number(eff, "attention", 0.01, 1.0, hw);
+  hw.memory_efficiency    = sourced_number(eff, "memory", 0.01, 1.0, hw);
+  eff.finish();
+}
+
+void read_sm_scaling(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("sm_scaling"))
+    return;
+  YamlMap all = root.get_map("sm_scaling");
+  for (const auto& family : all.keys()) {
+    YamlMap f = all.get_map(family);
+    models::SmScaling s;
+    s.retile = f.get_bool("retile");
+    s.speed  = read_curve(f, "sms", "speed", 0.0, 2.0, 1.0);
+    if (s.speed.x.back() > hw.sm_count)
+      f.fail("sms", fmt::format("{:g} SMs exceed the GPU's {}", s.speed.x.back(), hw.sm_count),
+             fmt::format("1..{}", hw.sm_count));
+    f.finish();
+    hw.sm_scaling[family] = std::move(s);
+  }
+  all.finish();
+}
+
+void read_interference(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("interference"))
+    return;
+  YamlMap all = root.get_map("interference");
+  for (const auto& key : all.keys())
+    hw.interference[key] = sourced_number(all, key, 1.0, 100.0, hw);
+  all.finish();
+}
+
+void read_comm_kernel(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("comm_kernel"))
+    return;
+  YamlMap ck                        = root.get_map("comm_kernel");
+  hw.comm_kernel_bytes_per_s_by_sms = read_curve(ck, "sms", "gbps", 0.0, 1e5, 1e9);
+  ck.finish();
+}
+
+void read_tables(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("tables"))
+    return;
+  YAML::Node list = root.raw("tables");
+  if (!list.IsSequence())
+    root.fail("tables", "expected a list of tables");
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlMap t(list[i], root.file(), fmt::format("tables[{}]", i));
+    models::OpTable table;
+    table.family = t.get_string("family");
+    YamlMap dims = t.get_map("dims");
+    for (const auto& key : dims.keys())
+      table.dims[key] = dims.get_int(key, 1, 1L << 30);
+    dims.finish();
+    table.us_by_tokens = read_curve(t, "tokens", "us", 0.0, 1e9, 1.0);
+    if (table.us_by_tokens.x.front() < 1)
+      t.fail("tokens", "tokens must be >= 1");
+    t.finish();
+    hw.tables.push_back(std::move(table));
+  }
+}
+
+} // namespace
+
+models::HwProfile load_hw_profile(const std::string& name_or_path)
+{
+  const std::string path = resolve_data_file("hwprofiles", name_or_path);
+  YamlMap root(load_yaml_file(path), path, "");
+  HwProfile hw;
+  hw.name = root.get_string("name");
+  hw.gpu  = root.get_string("gpu");
+  read_provenance(root, hw);
+  hw.sm_count = sourced_int(root, "sm_count", 1, 1024, hw);
+  read_peaks(root, hw);
+  hw.hbm_bytes_per_s    = sourced(root, "hbm_bandwidth", UnitKind::bandwidth, 1e9, 1e9, 1e15, hw);
+  hw.hbm_capacity_bytes = sourced(root, "hbm_capacity", UnitKind::bytes, 1e9, 1e9, 1e14, hw);
+  hw.nvlink_bytes_per_s = sourced(root, "nvlink_bandwidth", UnitKind::bandwidth, 1e9, 1e9, 1e14, hw);
+  hw.nvlink_latency_us  = 1e6 * sourced(root, "nvlink_latency", UnitKind::time, 1e-6, 0, 1e-3, hw);
+  hw.nvlink_domain_size = sourced_int(root, "nvlink_domain_size", 1, 1024, hw);
+  hw.nic_bytes_per_s    = sourced(root, "nic_bandwidth", UnitKind::bandwidth, 1e9 / 8, 1e8, 1e13, hw);
+  hw.nic_latency_us     = 1e6 * sourced(root, "nic_latency", UnitKind::time, 1e-6, 0, 1e-3, hw);
+  read_host(root, hw);
+  read_efficiency(root, hw);
+  read_sm_scaling(root, hw);
+  read_interference(root, hw);
+  read_comm_kernel(root, hw);
+  read_tables(root, hw);
+  root.finish();
+  return hw;
+}
+
+std::vector<std::string> list_hw_profiles() { return list_data_files("hwprofiles"); }
+
+} // namespace dbosim
