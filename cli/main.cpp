@@ -1,1 +1,51 @@
-int main() { return 0; }
+/* dbosim — command-line entry point. Exit codes: 0 success, 2 bad input, 1 internal error. */
+#include "cli/Commands.hpp"
+#include "config/InputError.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <exception>
+
+int main(int argc, char** argv)
+{
+  using namespace dbosim;
+  CLI::App app{"dbosim: a discrete-event simulator of MoE expert-parallel serving (DBO, async combine, DeepEP)"};
+  app.require_subcommand(1);
+
+  cli::RunOptions run_opt;
+  CLI::App* run = app.add_subcommand("run", "Simulate one scenario YAML and write DIR/summary.json");
+  run->add_option("scenario", run_opt.scenario, "Scenario YAML (see scenarios/)");
+  run->add_option("--out", run_opt.out_dir, "Output folder")->capture_default_str();
+  run->add_flag("--help-params", run_opt.help_params, "Print every scenario parameter (unit, default, range, doc)");
+  CLI::App* models = app.add_subcommand("models", "List the model zoo");
+  CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  try {
+    if (run->parsed()) {
+      if (run_opt.scenario.empty() && !run_opt.help_params) {
+        fmt::print(stderr, "dbosim run: a scenario file is required (or --help-params)\n");
+        return 2;
+      }
+      return cli::run_command(run_opt);
+    }
+    if (models->parsed())
+      return cli::models_command();
+    if (hw->parsed())
+      return cli::hw_command();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "dbosim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dbosim: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 1;
+}

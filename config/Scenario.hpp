@@ -1,4 +1,4 @@
-/* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/*.yaml. */
+/* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/<name>.yaml. */
 #pragma once
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
@@ -30,8 +30,7 @@ struct OverlapConfig {
   int dbo_decode_token_threshold = 32;
   int dbo_prefill_token_threshold = 512;
   int dbo_comm_sms               = 20;  ///< VLLM_DBO_COMM_SMS
-  bool async_combine             = false;
-  models::All2AllBackend all2all_backend = models::All2AllBackend::deepep_low_latency;
+  bool async_combine             = false; ///< all2all_backend lives in ParallelSpec::backend
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
   /** @brief vLLM's num_ubatches: 2 under enable_dbo, else ubatch_size (1 when DBO is off). */

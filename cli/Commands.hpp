@@ -1,0 +1,20 @@
+/* dbosim — the subcommands of the dbosim program. Each returns the process exit code. */
+#pragma once
+#include <string>
+
+namespace dbosim::cli {
+
+struct RunOptions {
+  std::string scenario;
+  std::string out_dir = "out";
+  bool help_params    = false;
+};
+
+/** @brief `dbosim run SCENARIO [--out DIR]`: simulate one scenario, print its summary, write DIR/summary.json. */
+int run_command(const RunOptions& opt);
+/** @brief `dbosim models`: the model zoo. */
+int models_command();
+/** @brief `dbosim hw`: the hardware profiles. */
+int hw_command();
+
+} // namespace dbosim::cli

@@ -1,0 +1,95 @@
+#include "cli/CostReport.hpp"
+
+#include <fmt/format.h>
+
+namespace dbosim::cli {
+namespace {
+using models::OpCost;
+
+double layer_sum_us(const models::LayerCosts& l)
+{
+  double sum = 0;
+  for (const auto& op : l.ops)
+    sum += op.duration_us;
+  return sum;
+}
+
+std::string format_layer(const char* title, int count, const models::LayerCosts& l)
+{
+  std::string out = fmt::format("{} (x{} layers)\n", title, count);
+  out += fmt::format("  {:<4} {:>10} {:>11} {:>10} {:>8}  {}\n", "op", "us", "GFLOP", "MB", "bound", "method");
+  for (const auto& op : l.ops)
+    out += fmt::format("  {:<4} {:>10.2f} {:>11.3f} {:>10.3f} {:>8}  {}\n", models::op_name(op.kind), op.duration_us,
+                       op.flops / 1e9, op.bytes / 1e6, models::bound_name(op.bound), op.method);
+  out += fmt::format("  {:<4} {:>10.2f}\n", "sum", layer_sum_us(l));
+  return out;
+}
+
+nlohmann::ordered_json layer_json(const models::LayerCosts& l)
+{
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto& op : l.ops)
+    ops.push_back({{"op", models::op_name(op.kind)},
+                   {"duration_us", op.duration_us},
+                   {"flops", op.flops},
+                   {"bytes", op.bytes},
+                   {"bound", models::bound_name(op.bound)},
+                   {"sm_family", op.sm_family},
+                   {"kernels", op.kernels},
+                   {"method", op.method}});
+  return {{"sum_us", layer_sum_us(l)}, {"ops", ops}};
+}
+} // namespace
+
+CostReport build_cost_report(const Scenario& s)
+{
+  CostReport r;
+  r.shape = {s.workload.phase, s.workload.tokens_per_rank, s.workload.batch, s.workload.context_len};
+  const int moe_layers   = s.model.num_moe_layers();
+  const int dense_layers = s.model.first_k_dense;
+  if (moe_layers > 0)
+    r.moe_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, true);
+  if (dense_layers > 0)
+    r.dense_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, false);
+  r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer);
+  return r;
+}
+
+std::string profile_line(const models::HwProfile& hw)
+{
+  return fmt::format("profile: {} {} {} ({})", hw.name, hw.provenance.kind, hw.provenance.date, hw.gpu);
+}
+
+std::string format_cost_report(const Scenario& s, const CostReport& r)
+{
+  std::string out = fmt::format("scenario: {}  model: {}  {}\n", s.name, s.model.name, profile_line(s.hw));
+  out += fmt::format("step: {} {} tokens/rank, batch {}, context {}; dp {} ep {} tp {}; backend {}\n",
+                     r.shape.phase == models::Phase::decode ? "decode" : "prefill", r.shape.tokens, r.shape.batch,
+                     r.shape.context_len, s.parallel.dp, s.parallel.ep, s.parallel.tp,
+                     models::backend_name(s.parallel.backend));
+  if (!r.moe_layer.ops.empty())
+    out += format_layer("MoE layer", s.model.num_moe_layers(), r.moe_layer);
+  if (!r.dense_layer.ops.empty())
+    out += format_layer("dense layer", s.model.first_k_dense, r.dense_layer);
+  out += fmt::format("serial step (no overlap): {:.1f} us\n", r.step_serial_us);
+  return out;
+}
+
+nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r)
+{
+  nlohmann::ordered_json j;
+  j["profile"] = {{"name", s.hw.name}, {"kind", s.hw.provenance.kind}, {"date", s.hw.provenance.date},
+                  {"gpu", s.hw.gpu}};
+  j["shape"]   = {{"phase", r.shape.phase == models::Phase::decode ? "decode" : "prefill"},
+                  {"tokens_per_rank", r.shape.tokens},
+                  {"batch", r.shape.batch},
+                  {"context_len", r.shape.context_len}};
+  if (!r.moe_layer.ops.empty())
+    j["moe_layer"] = layer_json(r.moe_layer);
+  if (!r.dense_layer.ops.empty())
+    j["dense_layer"] = layer_json(r.dense_layer);
+  j["step_serial_us"] = r.step_serial_us;
+  return j;
+}
+
+} // namespace dbosim::cli

@@ -1,0 +1,32 @@
+#include "cli/Commands.hpp"
+#include "cli/CostReport.hpp"
+#include "config/AtomicFile.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "config/ScenarioParams.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace dbosim::cli {
+
+int run_command(const RunOptions& opt)
+{
+  if (opt.help_params) {
+    fmt::print("{}", format_param_table());
+    return 0;
+  }
+  const Scenario s      = load_scenario(opt.scenario);
+  const CostReport cost = build_cost_report(s);
+  fmt::print("{}", format_cost_report(s, cost));
+
+  nlohmann::ordered_json summary;
+  summary["scenario"] = s.name;
+  summary["model"]    = s.model.name;
+  summary["seed"]     = s.seed;
+  summary["costs"]    = cost_report_json(s, cost);
+  write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");
+  fmt::print("wrote {}/summary.json\n", opt.out_dir);
+  return 0;
+}
+
+} // namespace dbosim::cli

@@ -1,0 +1,12 @@
+/* dbosim — output files are written to a temporary sibling and renamed, so a killed run never leaves a
+ * half-written summary or trace that looks complete. */
+#pragma once
+#include <string>
+
+namespace dbosim {
+
+/** @brief Writes `content` to `path` atomically (temp file in the same folder, flush, rename). Creates parents.
+ *  @throws std::runtime_error naming the path on failure. */
+void write_file_atomic(const std::string& path, const std::string& content);
+
+} // namespace dbosim

@@ -1,0 +1,130 @@
+#include "config/ScenarioLoader.hpp"
+
+#include "config/InputError.hpp"
+#include "config/ScenarioParams.hpp"
+#include "config/YamlMap.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+namespace dbosim {
+namespace {
+using models::All2AllBackend;
+
+/** @brief The scenario's mappings by section name ("" = top level), kept to locate cross-key errors. */
+using Sections = std::map<std::string, YamlMap>;
+
+void read_params(YamlMap& root, Sections& sections, Scenario& s)
+{
+  for (const auto& decl : scenario_params())
+    if (decl.set_default)
+      decl.set_default(s);
+  for (const auto& decl : scenario_params()) {
+    const std::string section = decl.section();
+    if (!section.empty() && !sections.count(section)) {
+      if (!root.has(section)) {
+        if (decl.required())
+          root.fail(section, fmt::format("required key {} is missing", decl.key));
+        continue;
+      }
+      sections.emplace(section, root.get_map(section));
+    }
+    YamlMap& map = section.empty() ? root : sections.at(section);
+    if (map.has(decl.leaf()))
+      decl.read(map, decl.leaf(), s);
+    else if (decl.required())
+      map.fail(decl.leaf(), "required key is missing", decl.valid);
+  }
+  for (const auto& [name, map] : sections)
+    map.finish();
+  root.finish();
+}
+
+bool is_deepep(All2AllBackend b) { return b != All2AllBackend::nccl; }
+
+/** @brief Cross-key rules, each as vLLM enforces it (or as the deployment makes physically necessary). */
+void check_rules(YamlMap& root, Sections& sec, Scenario& s)
+{
+  auto at = [&](const std::string& section) -> YamlMap& { return sec.count(section) ? sec.at(section) : root; };
+  auto leaf_or_section = [&](const std::string& section, const std::string& leaf) {
+    return sec.count(section) ? leaf : section;
+  };
+  const auto& m  = s.model;
+  const auto& p  = s.parallel;
+  const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
+
+  if (p.dp * p.tp != gpus)
+    at("parallel").fail(leaf_or_section("parallel", "dp"),
+                        fmt::format("dp x tp = {} x {} = {} must equal the cluster's GPUs (nodes x gpus_per_node = {})",
+                                    p.dp, p.tp, p.dp * p.tp, gpus),
+                        fmt::format("dp x tp = {}", gpus));
+  if (p.ep != 1 && p.ep != p.dp * p.tp)
+    at("parallel").fail(leaf_or_section("parallel", "ep"),
+                        fmt::format("expert parallelism spans all dp x tp = {} GPUs in vLLM, got ep {}", p.dp * p.tp, p.ep),
+                        fmt::format("1 or {}", p.dp * p.tp));
+  if (p.ep > 1 && m.num_routed_experts == 0)
+    at("parallel").fail("ep", fmt::format("model {} has no routed experts to spread", m.name), "1");
+  if (m.num_routed_experts > 0 && m.num_routed_experts % p.ep != 0)
+    at("parallel").fail(leaf_or_section("parallel", "ep"),
+                        fmt::format("ep {} does not divide the {} routed experts of {}", p.ep, m.num_routed_experts,
+                                    m.name),
+                        "a divisor of the routed expert count");
+  const int heads = m.attention == models::AttentionKind::mla ? m.mla.num_heads : m.gqa.num_heads;
+  if (heads % p.tp != 0)
+    at("parallel").fail(leaf_or_section("parallel", "tp"),
+                        fmt::format("tp {} does not divide the {} attention heads of {}", p.tp, heads, m.name),
+                        "a divisor of the head count");
+
+  auto& ov = s.overlap;
+  if (ov.dbo_comm_sms >= s.hw.sm_count)
+    at("overlap").fail(leaf_or_section("overlap", "dbo_comm_sms"),
+                       fmt::format("{} comm SMs leave no SM for compute on {} ({} SMs)", ov.dbo_comm_sms, s.hw.name,
+                                   s.hw.sm_count),
+                       fmt::format("0..{}", s.hw.sm_count - 1));
+  if (ov.dbo_enabled()) {
+    const int n = ov.num_ubatches();
+    if (ov.dbo_decode_token_threshold < n)
+      at("overlap").fail(leaf_or_section("overlap", "dbo_decode_token_threshold"),
+                         fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
+    if (ov.dbo_prefill_token_threshold < n)
+      at("overlap").fail(leaf_or_section("overlap", "dbo_prefill_token_threshold"),
+                         fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
+    if (p.ep <= 1 && p.dp <= 1)
+      at("overlap").fail(leaf_or_section("overlap", "enable_dbo"), "DBO needs expert or data parallelism",
+                         "ep > 1 or dp > 1");
+    if (!is_deepep(p.backend))
+      at("overlap").fail(leaf_or_section("overlap", "all2all_backend"), "DBO needs a DeepEP all-to-all backend",
+                         "deepep_high_throughput, deepep_low_latency, deepep_v2");
+  }
+  if (ov.async_combine && !is_deepep(p.backend))
+    at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
+                       "async_combine needs a DeepEP backend (finalize_async)",
+                       "deepep_high_throughput, deepep_low_latency, deepep_v2");
+
+  auto& w = s.workload;
+  if (w.batch == 0)
+    w.batch = w.phase == models::Phase::decode ? w.tokens_per_rank
+                                               : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+  if (w.phase == models::Phase::decode && w.batch > w.tokens_per_rank)
+    at("workload").fail("batch",
+                        fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
+                                    w.batch, w.tokens_per_rank),
+                        fmt::format("1..{}", w.tokens_per_rank));
+}
+} // namespace
+
+Scenario load_scenario(const std::string& path)
+{
+  YamlMap root(load_yaml_file(path), path, "");
+  Scenario s;
+  s.file = path;
+  s.name = std::filesystem::path(path).stem().string();
+  Sections sections;
+  read_params(root, sections, s);
+  check_rules(root, sections, s);
+  return s;
+}
+
+} // namespace dbosim

@@ -1,0 +1,207 @@
+#include "config/ScenarioParams.hpp"
+
+#include "config/HwProfileLoader.hpp"
+#include "config/InputError.hpp"
+#include "config/ModelLoader.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <utility>
+
+namespace dbosim {
+namespace {
+using models::All2AllBackend;
+using models::Phase;
+
+/*** Declaration helpers: one line per parameter, the accessor says where it lands ***/
+
+template <typename Access>
+ParamDecl int_param(std::string key, std::string unit, std::optional<int> def, long lo, long hi, std::string doc,
+                    Access access)
+{
+  ParamDecl d{std::move(key), "int", std::move(unit), def ? std::to_string(*def) : "required",
+              fmt::format("{}..{}", lo, hi), std::move(doc), nullptr, nullptr};
+  if (def)
+    d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
+  d.read = [access, lo, hi](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_int(leaf, lo, hi); };
+  return d;
+}
+
+template <typename Access>
+ParamDecl bool_param(std::string key, bool def, std::string doc, Access access)
+{
+  ParamDecl d{std::move(key), "bool", "", def ? "true" : "false", "true, false", std::move(doc), nullptr, nullptr};
+  d.set_default = [access, def](Scenario& s) { access(s) = def; };
+  d.read        = [access](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_bool(leaf); };
+  return d;
+}
+
+/** @brief A string choice mapped to an enum value. */
+template <typename E, typename Access>
+ParamDecl enum_param(std::string key, std::vector<std::pair<std::string, E>> choices, std::optional<E> def,
+                     std::string doc, Access access)
+{
+  std::vector<std::string> names;
+  std::string def_text = "required";
+  for (const auto& [name, value] : choices) {
+    names.push_back(name);
+    if (def && value == *def)
+      def_text = name;
+  }
+  ParamDecl d{std::move(key), "enum", "", def_text, fmt::format("{}", fmt::join(names, ", ")), std::move(doc),
+              nullptr, nullptr};
+  if (def)
+    d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
+  d.read = [access, choices, names](YamlMap& m, const std::string& leaf, Scenario& s) {
+    const std::string name = m.get_enum(leaf, names);
+    for (const auto& [n, value] : choices)
+      if (n == name)
+        access(s) = value;
+  };
+  return d;
+}
+
+/*** model: a zoo name, a path to a HF config.json, or an inline mapping ***/
+
+void read_model(YamlMap& root, const std::string& leaf, Scenario& s)
+{
+  YAML::Node node = root.raw(leaf);
+  if (node.IsMap()) {
+    YamlMap inline_model = root.get_map(leaf);
+    s.model              = load_model_yaml(inline_model);
+    return;
+  }
+  const std::string name = root.get_string(leaf);
+  try {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
+      s.model = load_hf_config(name);
+    else
+      s.model = load_model_zoo(name);
+  } catch (const InputError& e) {
+    // A missing zoo entry is reported where the scenario names it.
+    if (e.line() == 0)
+      root.fail(leaf, e.what(), fmt::format("{}, or a path to a config.json", fmt::join(list_model_zoo(), ", ")));
+    throw;
+  }
+}
+
+void read_hardware(YamlMap& root, const std::string& leaf, Scenario& s)
+{
+  const std::string name = root.get_string(leaf);
+  try {
+    s.hw = load_hw_profile(name);
+  } catch (const InputError& e) {
+    if (e.line() == 0)
+      root.fail(leaf, e.what(), fmt::format("{}, or a path to a profile", fmt::join(list_hw_profiles(), ", ")));
+    throw;
+  }
+}
+
+std::vector<ParamDecl> build_params()
+{
+  std::vector<ParamDecl> p;
+  p.push_back({"name", "string", "", "file stem", "any", "Scenario name shown in outputs",
+               [](Scenario&) {}, [](YamlMap& m, const std::string& leaf, Scenario& s) { s.name = m.get_string(leaf); }});
+  p.push_back({"model", "model", "", "required", "zoo name (dbosim models), path to config.json, or a mapping",
+               "Model architecture", nullptr, read_model});
+  p.push_back({"hardware", "profile", "", "required", "profile name (dbosim hw) or a path",
+               "Hardware profile of every GPU", nullptr, read_hardware});
+  p.push_back(int_param("seed", "", 0, 0, 2147483647, "Seed of every random draw (routing, arrivals)",
+                        [](Scenario& s) -> auto& { return s.seed; }));
+
+  p.push_back(int_param("cluster.nodes", "nodes", 1, 1, 4096, "Nodes in the deployment",
+                        [](Scenario& s) -> auto& { return s.cluster.nodes; }));
+  p.push_back(int_param("cluster.gpus_per_node", "GPUs", 8, 1, 72, "GPUs per node",
+                        [](Scenario& s) -> auto& { return s.cluster.gpus_per_node; }));
+
+  p.push_back(int_param("parallel.dp", "ranks", 1, 1, 65536, "Data-parallel attention ranks (vLLM --data-parallel-size)",
+                        [](Scenario& s) -> auto& { return s.parallel.dp; }));
+  p.push_back(int_param("parallel.tp", "ranks", 1, 1, 64, "Tensor-parallel size inside each DP rank",
+                        [](Scenario& s) -> auto& { return s.parallel.tp; }));
+  p.push_back(int_param("parallel.ep", "ranks", 1, 1, 65536,
+                        "Expert-parallel size of the MoE layers (vLLM: dp x tp with --enable-expert-parallel)",
+                        [](Scenario& s) -> auto& { return s.parallel.ep; }));
+
+  p.push_back(enum_param<Phase>("workload.phase", {{"decode", Phase::decode}, {"prefill", Phase::prefill}},
+                                Phase::decode, "Step kind: uniform decode or prefill",
+                                [](Scenario& s) -> auto& { return s.workload.phase; }));
+  p.push_back(int_param("workload.tokens_per_rank", "tokens", std::nullopt, 1, 1 << 20,
+                        "New tokens on each DP rank this step (decode: one per request)",
+                        [](Scenario& s) -> auto& { return s.workload.tokens_per_rank; }));
+  p.push_back(int_param("workload.context_len", "tokens", 4096, 1, 1 << 21,
+                        "KV length per request (decode) or prompt length (prefill)",
+                        [](Scenario& s) -> auto& { return s.workload.context_len; }));
+  p.push_back(int_param("workload.batch", "requests", 0, 0, 1 << 20,
+                        "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens/context_len (prefill)",
+                        [](Scenario& s) -> auto& { return s.workload.batch; }));
+
+  p.push_back(bool_param("overlap.enable_dbo", false, "Dual Batch Overlap: split the batch in two micro-batches",
+                         [](Scenario& s) -> auto& { return s.overlap.enable_dbo; }));
+  p.push_back(int_param("overlap.ubatch_size", "micro-batches", 0, 0, 8,
+                        "vLLM --ubatch-size: > 1 enables DBO with that many micro-batches",
+                        [](Scenario& s) -> auto& { return s.overlap.ubatch_size; }));
+  p.push_back(int_param("overlap.dbo_decode_token_threshold", "tokens", 32, 1, 1 << 20,
+                        "A pure-decode batch below this many tokens is not split",
+                        [](Scenario& s) -> auto& { return s.overlap.dbo_decode_token_threshold; }));
+  p.push_back(int_param("overlap.dbo_prefill_token_threshold", "tokens", 512, 1, 1 << 20,
+                        "A batch with prefill below this many tokens is not split",
+                        [](Scenario& s) -> auto& { return s.overlap.dbo_prefill_token_threshold; }));
+  p.push_back(int_param("overlap.dbo_comm_sms", "SMs", 20, 0, 1024,
+                        "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend)",
+                        [](Scenario& s) -> auto& { return s.overlap.dbo_comm_sms; }));
+  p.push_back(bool_param("overlap.async_combine", false,
+                         "DeepEP finalize_async: shared experts run while the combine is in flight",
+                         [](Scenario& s) -> auto& { return s.overlap.async_combine; }));
+  p.push_back(enum_param<All2AllBackend>(
+      "overlap.all2all_backend",
+      {{"deepep_high_throughput", All2AllBackend::deepep_high_throughput},
+       {"deepep_low_latency", All2AllBackend::deepep_low_latency},
+       {"deepep_v2", All2AllBackend::deepep_v2},
+       {"nccl", All2AllBackend::nccl}},
+      All2AllBackend::deepep_low_latency, "vLLM --all2all-backend for dispatch/combine",
+      [](Scenario& s) -> auto& { return s.parallel.backend; }));
+
+  p.push_back(enum_param<CudaGraphMode>("execution.cuda_graph",
+                                        {{"full", CudaGraphMode::full},
+                                         {"piecewise", CudaGraphMode::piecewise},
+                                         {"none", CudaGraphMode::none}},
+                                        CudaGraphMode::full, "CUDA-graph mode (vLLM cudagraph_mode)",
+                                        [](Scenario& s) -> auto& { return s.execution.cuda_graph; }));
+  p.push_back(bool_param("execution.host_sync_after_comm", false,
+                         "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
+                         [](Scenario& s) -> auto& { return s.execution.host_sync_after_comm; }));
+  return p;
+}
+} // namespace
+
+std::string ParamDecl::section() const
+{
+  auto dot = key.find('.');
+  return dot == std::string::npos ? "" : key.substr(0, dot);
+}
+
+std::string ParamDecl::leaf() const
+{
+  auto dot = key.find('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+const std::vector<ParamDecl>& scenario_params()
+{
+  static const std::vector<ParamDecl> params = build_params();
+  return params;
+}
+
+std::string format_param_table()
+{
+  std::string out = fmt::format("{:<38} {:<8} {:<14} {:<12} {:<40} {}\n", "key", "type", "unit", "default", "valid",
+                                "doc");
+  for (const auto& p : scenario_params())
+    out += fmt::format("{:<38} {:<8} {:<14} {:<12} {:<40} {}\n", p.key, p.type, p.unit.empty() ? "-" : p.unit,
+                       p.default_text, p.valid, p.doc);
+  return out;
+}
+
+} // namespace dbosim
