@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <limits>
 
 namespace dbosim {
@@ -82,6 +83,27 @@ void read_provenance(YamlMap& root, HwProfile& hw)
         p.fail(required, "a measured profile must record its provenance", "gpu_name, sm_count, driver, cuda, "
                                                                             "git_commit, raw_results");
   p.finish();
+}
+
+/** @brief A measured profile must have been measured on the GPU it names: a profile measured on another GPU
+ *  (copied to the wrong name) would silently carry the wrong tables. */
+void check_measured_on_this_gpu(YamlMap& root, const HwProfile& hw)
+{
+  if (!hw.measured())
+    return;
+  auto upper = [](std::string t) {
+    for (auto& c : t)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return t;
+  };
+  const std::string& gpu_name = hw.provenance.details.at("gpu_name");
+  if (upper(gpu_name).find(upper(hw.name)) == std::string::npos)
+    root.fail("provenance", fmt::format("profile '{}' was measured on '{}', another GPU", hw.name, gpu_name),
+              fmt::format("a gpu_name containing '{}'", upper(hw.name)));
+  if (hw.provenance.details.at("sm_count") != std::to_string(hw.sm_count))
+    root.fail("provenance", fmt::format("measured on {} SMs but the profile says {}", hw.provenance.details.at("sm_count"),
+                                        hw.sm_count),
+              std::to_string(hw.sm_count));
 }
 
 void read_peaks(YamlMap& root, HwProfile& hw)
@@ -197,6 +219,7 @@ models::HwProfile load_hw_profile(const std::string& name_or_path)
   hw.nvlink_domain_size = sourced_int(root, "nvlink_domain_size", 1, 1024, hw);
   hw.nic_bytes_per_s    = sourced(root, "nic_bandwidth", UnitKind::bandwidth, 1e9 / 8, 1e8, 1e13, hw);
   hw.nic_latency_us     = 1e6 * sourced(root, "nic_latency", UnitKind::time, 1e-6, 0, 1e-3, hw);
+  check_measured_on_this_gpu(root, hw);
   read_host(root, hw);
   read_efficiency(root, hw);
   read_sm_scaling(root, hw);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -63,6 +64,16 @@ ParamDecl enum_param(std::string key, std::vector<std::pair<std::string, E>> cho
   return d;
 }
 
+/** @brief A relative path in a scenario is relative to the scenario's folder; a bare name is a data-dir lookup. */
+std::string relative_to_file(const YamlMap& m, const std::string& name)
+{
+  auto ends_with      = [&](const char* ext) { return name.size() > 5 && name.compare(name.size() - 5, 5, ext) == 0; };
+  const bool is_path = name.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".json");
+  if (!is_path || name.front() == '/')
+    return name;
+  return (std::filesystem::path(m.file()).parent_path() / name).lexically_normal().string();
+}
+
 /*** model: a zoo name, a path to a HF config.json, or an inline mapping ***/
 
 void read_model(YamlMap& root, const std::string& leaf, Scenario& s)
@@ -73,9 +84,9 @@ void read_model(YamlMap& root, const std::string& leaf, Scenario& s)
     s.model              = load_model_yaml(inline_model);
     return;
   }
-  const std::string name = root.get_string(leaf);
+  const std::string name = relative_to_file(root, root.get_string(leaf));
   try {
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) // a HF config.json
       s.model = load_hf_config(name);
     else
       s.model = load_model_zoo(name);
@@ -89,7 +100,7 @@ void read_model(YamlMap& root, const std::string& leaf, Scenario& s)
 
 void read_hardware(YamlMap& root, const std::string& leaf, Scenario& s)
 {
-  const std::string name = root.get_string(leaf);
+  const std::string name = relative_to_file(root, root.get_string(leaf));
   try {
     s.hw = load_hw_profile(name);
   } catch (const InputError& e) {

@@ -13,4 +13,9 @@ build/dbosim run scenarios/default.yaml --out out/default
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_ENABLE_CUDA=OFF -DDBO_SANITIZE=ON \
   -DDBO_BENCHMARKS=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs" -LE slow)
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+# libFuzzer targets (clang), each run briefly from the shipped files; scripts/fuzz.sh runs them long.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_ENABLE_CUDA=OFF \
+  -DDBO_BENCHMARKS=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_scenario fuzz_hwprofile fuzz_model_yaml fuzz_hf_config
+(cd build-fuzz && ctest --output-on-failure -L fuzz)

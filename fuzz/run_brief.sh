@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs one fuzz target for a bounded time from the shipped files as seeds, then replays every regression
+# input in fuzz/regressions/<target>/. Usage: run_brief.sh TARGET SEED_DIR CORPUS_DIR SECONDS
+set -euo pipefail
+target=$1 seeds=$2 corpus=$3 seconds=$4
+name=$(basename "$target"); name=${name#fuzz_}
+regressions="$(dirname "$0")/regressions/$name"
+mkdir -p "$corpus"
+if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
+  "$target" -runs=0 "$regressions"/*
+fi
+log=$(mktemp)
+status=0
+"$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$corpus" "$seeds" \
+  >"$log" 2>&1 || status=$?
+grep -E "^stat::(number_of_executed_units|new_units_added)" "$log" || true
+if [ "$status" -ne 0 ]; then tail -60 "$log"; fi
+rm -f "$log"
+exit "$status"
