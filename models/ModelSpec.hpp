@@ -29,6 +29,7 @@ struct GqaSpec {
 
 struct ModelSpec {
   std::string name;
+  std::string source;     ///< where the numbers come from (the HF config.json URL or path)
   int num_layers          = 0; ///< decoder layers
   int first_k_dense       = 0; ///< leading dense (non-MoE) layers
   int hidden              = 0; ///< hidden size (d_model)

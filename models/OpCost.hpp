@@ -41,6 +41,7 @@ struct OpCost {
   OpKind kind = OpKind::A0;
   double flops       = 0; ///< floating-point operations
   double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: bytes this rank sends
+  double weight_bytes = 0; ///< the part of `bytes` that is weights (read again by every micro-batch)
   double duration_us = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
   Bound bound = Bound::compute;
   std::string sm_family; ///< HwProfile::sm_scaling key for compute ops ("gemm", "grouped_gemm", "attention"); empty for D/C

@@ -1,0 +1,26 @@
+/* dbosim — the kernels of the attention ops A0 (input projections) and A1 (core attention + o_proj + router)
+ * for MLA (DeepSeek-V2/V3, Kimi-K2) and GQA (Qwen3-MoE, Mixtral), per rank, heads divided by tp. */
+#pragma once
+#include "models/KernelCost.hpp"
+#include "models/ModelSpec.hpp"
+#include "models/OpCost.hpp"
+
+#include <vector>
+
+namespace dbosim::models {
+
+/** @brief A0: input RMSNorm, q/kv down-projections (+ latent norms), q up-projection, kv_b up-projection of the
+ *  context in prefill (MLA, not absorbed), RoPE + KV-cache write. GQA: RMSNorm, fused qkv_proj, RoPE + cache. */
+std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+
+/** @brief A1: core attention over the KV cache (decode: each request reads its context; prefill: causal attention
+ *  over the prompt), MLA's absorbed W_UK / W_UV per-head products in decode, o_proj, and on MoE layers the router
+ *  gate GEMM and its top-k. */
+std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
+                                             bool moe_layer);
+
+/** @brief Query-key pairs a causal attention step computes: each request has tokens/batch new queries at the end of
+ *  a context of context_len keys; query i of q sees context_len - q + i + 1 keys. */
+double causal_pairs(const StepShape& s);
+
+} // namespace dbosim::models

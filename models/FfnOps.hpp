@@ -1,0 +1,33 @@
+/* dbosim — the kernels of the feed-forward ops: routed experts (MLP on MoE layers), the shared expert (S) and the
+ * dense FFN of dense layers (MLP on dense layers). */
+#pragma once
+#include "models/KernelCost.hpp"
+#include "models/ModelSpec.hpp"
+#include "models/OpCost.hpp"
+
+#include <vector>
+
+namespace dbosim::models {
+
+/** @brief How the routed experts' work lands on one rank under uniform routing. */
+struct ExpertLoad {
+  int local_experts     = 0; ///< routed experts this rank holds: routed / ep (all of them when ep = 1)
+  double group_tokens   = 0; ///< distinct tokens entering the EP group: tokens * ep / tp (tokens when ep = 1)
+  double rows           = 0; ///< token copies this rank's experts receive: group_tokens * top_k * local / routed
+  double active_experts = 0; ///< expected local experts receiving >= 1 copy: local * (1 - (1 - top_k/routed)^group)
+  int intermediate      = 0; ///< width of one expert on this rank (divided by tp when ep = 1: TP-sharded experts)
+};
+
+/** @brief The expert load of `s` on one rank (see ExpertLoad). */
+ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+
+/** @brief Routed experts: grouped GEMM gate+up -> SiLU-and-mul -> grouped GEMM down, over `expert_load` rows.
+ *  Each active local expert's weights are read once per call. */
+std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+
+/** @brief A dense SwiGLU MLP on all local tokens, intermediate width `intermediate` split over tp:
+ *  gate_up GEMM -> SiLU-and-mul -> down GEMM. Used for the shared expert(s) and for dense layers' FFN. */
+std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
+                                          const StepShape& s, int intermediate);
+
+} // namespace dbosim::models

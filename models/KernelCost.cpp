@@ -1,0 +1,166 @@
+#include "models/KernelCost.hpp"
+
+#include "models/OpTables.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dbosim::models {
+namespace {
+constexpr double activation_out_bytes = 2.0; // GEMM outputs and streaming tensors are bf16
+
+double peak_for(const HwProfile& hw, DType t)
+{
+  auto it = hw.peak_flops_per_s.find(t);
+  if (it == hw.peak_flops_per_s.end() || !(it->second > 0))
+    throw std::invalid_argument(
+        fmt::format("hardware profile '{}' has no peak_tflops.{} (needed by the roofline)", hw.name, dtype_name(t)));
+  return it->second;
+}
+
+double fraction(const HwProfile& hw, Efficiency e)
+{
+  double v         = 0;
+  const char* name = "";
+  switch (e) {
+    case Efficiency::gemm:
+      v    = hw.gemm_efficiency;
+      name = "efficiency.gemm";
+      break;
+    case Efficiency::attention:
+      v    = hw.attention_efficiency;
+      name = "efficiency.attention";
+      break;
+    case Efficiency::memory:
+      v    = hw.memory_efficiency;
+      name = "efficiency.memory";
+      break;
+  }
+  if (!(v > 0 && v <= 1))
+    throw std::invalid_argument(fmt::format("hardware profile '{}': {} = {} is not in (0, 1]", hw.name, name, v));
+  return v;
+}
+
+std::string efficiency_name(Efficiency e)
+{
+  switch (e) {
+    case Efficiency::gemm:
+      return "gemm";
+    case Efficiency::attention:
+      return "attention";
+    case Efficiency::memory:
+      return "memory";
+  }
+  return "?";
+}
+
+double activation_in_bytes(DType weight_dtype) { return std::min(2.0, dtype_bytes(weight_dtype)); }
+} // namespace
+
+KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
+{
+  KernelTime out;
+  if (k.flops <= 0 && k.bytes <= 0) {
+    out.method = fmt::format("{}: no work", k.name);
+    return out;
+  }
+  if (!k.table_family.empty()) {
+    if (const OpTable* t = find_table(hw, k.table_family, k.table_dims)) {
+      TableLookup how = TableLookup::exact;
+      out.us          = table_us(t->us_by_tokens, k.table_tokens, &how);
+      out.bound       = Bound::table;
+      out.method      = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name,
+                                    table_key(k.table_family, k.table_dims), k.table_tokens, table_lookup_name(how), out.us);
+      return out;
+    }
+  }
+  if (!(hw.hbm_bytes_per_s > 0))
+    throw std::invalid_argument(fmt::format("hardware profile '{}' has no hbm_bandwidth", hw.name));
+  const double mem_eff   = fraction(hw, Efficiency::memory);
+  const double memory_us = k.bytes / (hw.hbm_bytes_per_s * mem_eff) * 1e6;
+  if (k.efficiency == Efficiency::memory) {
+    out.us     = memory_us;
+    out.bound  = Bound::memory;
+    out.method = fmt::format("{}: roofline memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us", k.name, k.bytes,
+                             hw.hbm_bytes_per_s, mem_eff, memory_us);
+    return out;
+  }
+  const double peak       = peak_for(hw, k.compute_dtype);
+  const double eff        = fraction(hw, k.efficiency);
+  const double compute_us = k.flops / (peak * eff) * 1e6;
+  out.us                  = std::max(compute_us, memory_us);
+  out.bound               = compute_us >= memory_us ? Bound::compute : Bound::memory;
+  out.method = fmt::format("{}: roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
+                           "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
+                           k.name, k.flops, peak, dtype_name(k.compute_dtype), efficiency_name(k.efficiency), eff,
+                           compute_us, k.bytes, hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
+  return out;
+}
+
+KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType weight_dtype)
+{
+  KernelWork w;
+  w.name          = name;
+  w.compute_dtype = weight_dtype;
+  w.efficiency    = Efficiency::gemm;
+  w.table_family  = "gemm_" + dtype_name(weight_dtype);
+  w.table_dims    = {{"n", n}, {"k", k}};
+  w.table_tokens  = m;
+  if (m <= 0)
+    return w;
+  w.flops        = 2.0 * m * n * k;
+  w.weight_bytes = double(n) * k * dtype_bytes(weight_dtype);
+  w.bytes        = w.weight_bytes + m * k * activation_in_bytes(weight_dtype) + m * n * activation_out_bytes;
+  return w;
+}
+
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts,
+                               int n, int k, DType weight_dtype)
+{
+  KernelWork w;
+  w.name          = name;
+  w.compute_dtype = weight_dtype;
+  w.efficiency    = Efficiency::gemm;
+  w.table_family  = "grouped_gemm_" + dtype_name(weight_dtype);
+  w.table_dims    = {{"experts", local_experts}, {"n", n}, {"k", k}};
+  w.table_tokens  = local_experts > 0 ? rows / local_experts : 0;
+  if (rows <= 0)
+    return w;
+  w.flops        = 2.0 * rows * n * k;
+  w.weight_bytes = active_experts * n * k * dtype_bytes(weight_dtype);
+  w.bytes        = w.weight_bytes + rows * k * activation_in_bytes(weight_dtype) + rows * n * activation_out_bytes;
+  return w;
+}
+
+KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int n, int k, DType weight_dtype)
+{
+  KernelWork w;
+  w.name          = name;
+  w.compute_dtype = weight_dtype;
+  w.efficiency    = Efficiency::gemm;
+  if (rows <= 0)
+    return w;
+  w.flops        = 2.0 * rows * heads * n * k;
+  w.weight_bytes = double(heads) * n * k * dtype_bytes(weight_dtype);
+  w.bytes        = w.weight_bytes + rows * heads * (k + n) * activation_out_bytes;
+  return w;
+}
+
+KernelWork streaming_kernel(const std::string& name, double rows, int width, double reads, double writes,
+                            const std::string& family)
+{
+  KernelWork w;
+  w.name         = name;
+  w.efficiency   = Efficiency::memory;
+  w.table_family = family;
+  w.table_dims   = {{"hidden", width}};
+  w.table_tokens = rows;
+  if (rows <= 0)
+    return w;
+  w.bytes = rows * width * (reads + writes) * activation_out_bytes; // FLOPs not counted: element-wise, memory-bound
+  return w;
+}
+
+} // namespace dbosim::models

@@ -1,0 +1,61 @@
+/* dbosim — one kernel launch of an op: its work (FLOPs, HBM bytes) and its duration on the whole GPU, from a
+ * measured table when the profile has one for the kernel's family and dims, else from the roofline
+ *   max(flops / (peak[dtype] * efficiency), bytes / (hbm * memory_efficiency)).
+ * Ops (OpCost) are sums of kernels; builders for the common kernel shapes live here too. */
+#pragma once
+#include "models/HwProfile.hpp"
+#include "models/OpCost.hpp"
+
+#include <map>
+#include <string>
+
+namespace dbosim::models {
+
+/** @brief Which roofline fraction bounds the compute term. `memory`: a streaming kernel, no compute term. */
+enum class Efficiency { gemm, attention, memory };
+
+/** @brief The work of one kernel launch. */
+struct KernelWork {
+  std::string name;                    ///< "q_b_proj", "mla_decode", ...
+  double flops        = 0;             ///< floating-point operations
+  double bytes        = 0;             ///< HBM bytes read + written (weights, activations, KV cache)
+  double weight_bytes = 0;             ///< the part of `bytes` that is weights
+  DType compute_dtype = DType::bf16;   ///< tensor-core precision of the compute term
+  Efficiency efficiency = Efficiency::gemm;
+  std::string table_family;            ///< HwProfile::tables family that may cover it; empty = none
+  std::map<std::string, int> table_dims;
+  double table_tokens = 0;             ///< the table's interpolation axis (M, tokens per expert, batch, ...)
+};
+
+/** @brief A kernel's duration on the whole GPU and how it was obtained. */
+struct KernelTime {
+  double us   = 0;
+  Bound bound = Bound::memory;
+  std::string method;
+};
+
+/** @brief Duration of `k` on the whole GPU of `hw`.
+ *  @throws std::invalid_argument when the profile lacks a number the roofline needs. */
+KernelTime kernel_time(const HwProfile& hw, const KernelWork& k);
+
+/** @brief A dense GEMM [m x k] x [k x n] with weights of `weight_dtype` (activations in the same precision when
+ *  it is 8-bit or less, as DeepGEMM/cuBLASLt FP8 GEMMs quantize them; bf16 otherwise), bf16 output.
+ *  Table family gemm_<dtype>, dims {n, k}, axis m. */
+KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType weight_dtype);
+
+/** @brief A grouped GEMM over `local_experts` experts of which `active_experts` (expected) receive tokens;
+ *  `rows` token copies in total, each [1 x k] x [k x n]. Table family grouped_gemm_<dtype>, dims {experts, n, k},
+ *  axis tokens per expert = rows / local_experts. */
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts,
+                               int n, int k, DType weight_dtype);
+
+/** @brief A batched GEMM with one weight matrix per head (MLA's absorbed W_UK / W_UV): `rows` tokens x `heads`
+ *  heads, each [1 x k] x [k x n]. No table family (none is calibrated); roofline only. */
+KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int n, int k, DType weight_dtype);
+
+/** @brief A streaming kernel over `rows` x `width` bf16 elements that reads `reads` and writes `writes` such
+ *  tensors (RMSNorm: 1/1, SiLU-and-mul: 2/1). Table family `family` (may be empty), dims {hidden: width}. */
+KernelWork streaming_kernel(const std::string& name, double rows, int width, double reads, double writes,
+                            const std::string& family);
+
+} // namespace dbosim::models

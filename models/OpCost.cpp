@@ -1,0 +1,159 @@
+/* dbosim — one layer's op costs: each op is a list of kernels (AttentionOps, FfnOps), each kernel costed by a
+ * measured table or the roofline (KernelCost); D and C by the link model (CommOps). */
+#include "models/OpCost.hpp"
+
+#include "models/AttentionOps.hpp"
+#include "models/CommOps.hpp"
+#include "models/FfnOps.hpp"
+#include "models/KernelCost.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace dbosim::models {
+
+std::string op_name(OpKind k)
+{
+  switch (k) {
+    case OpKind::A0:
+      return "A0";
+    case OpKind::A1:
+      return "A1";
+    case OpKind::D:
+      return "D";
+    case OpKind::MLP:
+      return "MLP";
+    case OpKind::S:
+      return "S";
+    case OpKind::C:
+      return "C";
+  }
+  return "?";
+}
+
+std::string bound_name(Bound b)
+{
+  switch (b) {
+    case Bound::compute:
+      return "compute";
+    case Bound::memory:
+      return "memory";
+    case Bound::table:
+      return "table";
+    case Bound::network:
+      return "network";
+  }
+  return "?";
+}
+
+std::string backend_name(All2AllBackend b)
+{
+  switch (b) {
+    case All2AllBackend::deepep_high_throughput:
+      return "deepep_high_throughput";
+    case All2AllBackend::deepep_low_latency:
+      return "deepep_low_latency";
+    case All2AllBackend::deepep_v2:
+      return "deepep_v2";
+    case All2AllBackend::nccl:
+      return "nccl";
+  }
+  return "?";
+}
+
+const OpCost* LayerCosts::find(OpKind k) const
+{
+  for (const auto& op : ops)
+    if (op.kind == k)
+      return &op;
+  return nullptr;
+}
+
+namespace {
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("layer_costs: " + what); }
+
+void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+{
+  if (par.tp < 1 || par.ep < 1 || par.dp < 1)
+    bad(fmt::format("parallel sizes must be >= 1 (dp={}, ep={}, tp={})", par.dp, par.ep, par.tp));
+  const int heads = m.attention == AttentionKind::mla ? m.mla.num_heads : m.gqa.num_heads;
+  if (heads <= 0 || heads % par.tp != 0)
+    bad(fmt::format("{} attention heads do not divide over tp={}", heads, par.tp));
+  if (s.tokens < 0 || s.batch < 0 || s.context_len < 0)
+    bad(fmt::format("negative shape (tokens={}, batch={}, context_len={})", s.tokens, s.batch, s.context_len));
+  if (s.tokens > 0 && (s.batch < 1 || s.batch > s.tokens))
+    bad(fmt::format("batch={} must be in 1..tokens={}", s.batch, s.tokens));
+  if (s.tokens > 0 && double(s.context_len) < double(s.tokens) / s.batch)
+    bad(fmt::format("context_len={} is shorter than the {} new tokens per request", s.context_len,
+                    double(s.tokens) / s.batch));
+  if (!moe_layer) {
+    if (m.dense_intermediate <= 0 || m.dense_intermediate % par.tp != 0)
+      bad(fmt::format("dense_intermediate={} does not divide over tp={}", m.dense_intermediate, par.tp));
+    return;
+  }
+  if (m.num_routed_experts <= 0 || m.top_k <= 0 || m.top_k > m.num_routed_experts)
+    bad(fmt::format("top_k={} must be in 1..routed experts={}", m.top_k, m.num_routed_experts));
+  if (par.ep > 1 && m.num_routed_experts % par.ep != 0)
+    bad(fmt::format("{} routed experts do not divide over ep={}", m.num_routed_experts, par.ep));
+  if (par.ep > 1 && par.ep % par.tp != 0)
+    bad(fmt::format("ep={} is not a multiple of tp={}", par.ep, par.tp));
+  if (par.ep <= 1 && m.moe_intermediate % par.tp != 0)
+    bad(fmt::format("expert width {} does not divide over tp={}", m.moe_intermediate, par.tp));
+  if (m.num_shared_experts > 0 && m.shared_intermediate % par.tp != 0)
+    bad(fmt::format("shared expert width {} does not divide over tp={}", m.shared_intermediate, par.tp));
+}
+
+OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family,
+                   const std::vector<KernelWork>& kernels)
+{
+  OpCost c;
+  c.kind      = kind;
+  c.sm_family = sm_family;
+  c.kernels   = static_cast<int>(kernels.size());
+  double longest_us = -1;
+  for (const auto& k : kernels) {
+    const KernelTime t = kernel_time(hw, k);
+    c.flops += k.flops;
+    c.bytes += k.bytes;
+    c.weight_bytes += k.weight_bytes;
+    c.duration_us += t.us;
+    // The op is reported with the bound of the kernel that takes most of its time.
+    if (t.us > longest_us) {
+      longest_us = t.us;
+      c.bound    = t.bound;
+    }
+    c.method += (c.method.empty() ? "" : "; ") + t.method;
+  }
+  c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
+  return c;
+}
+} // namespace
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       bool moe_layer)
+{
+  check_inputs(model, par, shape, moe_layer);
+  LayerCosts out;
+  out.moe = moe_layer;
+  out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
+  out.ops.push_back(sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer)));
+  if (!moe_layer) {
+    out.ops.push_back(
+        sum_kernels(hw, OpKind::MLP, "gemm", dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
+    return out;
+  }
+  // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
+  const bool all_to_all = par.ep > 1;
+  if (all_to_all)
+    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape));
+  out.ops.push_back(sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape)));
+  if (model.num_shared_experts > 0)
+    out.ops.push_back(
+        sum_kernels(hw, OpKind::S, "gemm", dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
+  if (all_to_all)
+    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape));
+  return out;
+}
+
+} // namespace dbosim::models

@@ -1,0 +1,39 @@
+/* dbosim — measured kernel tables and curves of a HwProfile: lookup and interpolation.
+ *
+ * Interpolation on tokens (table_us), the method the whole project uses for measured tables:
+ *  - exactly at a measured point: the measured duration;
+ *  - between two points: piecewise linear in (tokens, us);
+ *  - below the first point: clamped to the first point's duration (a kernel does not get faster than its
+ *    smallest measured launch: launch latency and tile padding dominate there);
+ *  - above the last point: linear throughput extrapolation, us = us_last * tokens / tokens_last (the kernel
+ *    keeps the tokens-per-microsecond rate of its largest measured size).
+ *
+ * SM-scaling curves (speed_at_sms) are piecewise linear on SMs; below the first point the speed falls
+ * proportionally to the SMs (speed_first * sms / sms_first), above the last it is clamped. */
+#pragma once
+#include "models/HwProfile.hpp"
+
+#include <map>
+#include <string>
+
+namespace dbosim::models {
+
+/** @brief The table of `family` whose dims equal `dims` exactly, or nullptr. */
+const OpTable* find_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims);
+
+/** @brief How a table value was obtained, for --explain. */
+enum class TableLookup { exact, interpolated, clamped, extrapolated };
+std::string table_lookup_name(TableLookup how);
+
+/** @brief Duration in microseconds at `tokens` (>= 0) from a table curve (x = tokens, y = us); see file comment.
+ *  @throws std::invalid_argument on an empty or non-increasing curve. */
+double table_us(const Curve& curve, double tokens, TableLookup* how = nullptr);
+
+/** @brief Relative speed at `sms` from an SM-scaling curve (x = SMs, y = speed); see file comment.
+ *  @throws std::invalid_argument on an empty or non-increasing curve or a non-positive speed. */
+double speed_at_sms(const Curve& curve, double sms);
+
+/** @brief "family[k=v,...]" for messages. */
+std::string table_key(const std::string& family, const std::map<std::string, int>& dims);
+
+} // namespace dbosim::models

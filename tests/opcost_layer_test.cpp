@@ -1,0 +1,204 @@
+#include "config/ModelLoader.hpp"
+#include "models/CommOps.hpp"
+#include "models/OpCost.hpp"
+#include "opcost_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+using namespace dbosim::models;
+
+namespace {
+std::vector<OpKind> kinds(const LayerCosts& lc)
+{
+  std::vector<OpKind> out;
+  for (const auto& op : lc.ops)
+    out.push_back(op.kind);
+  return out;
+}
+
+ParallelSpec ep8()
+{
+  ParallelSpec p;
+  p.dp = 8, p.ep = 8, p.tp = 1;
+  p.backend = All2AllBackend::deepep_low_latency;
+  return p;
+}
+
+StepShape decode(int tokens, int context)
+{
+  StepShape s;
+  s.phase = Phase::decode, s.tokens = tokens, s.batch = tokens, s.context_len = context;
+  return s;
+}
+} // namespace
+
+TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
+{
+  const HwProfile hw = dbosim::test::h200_like();
+  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  const ModelSpec qw = dbosim::load_model_zoo("qwen3-235b-a22b");
+
+  SECTION("MoE layer with a shared expert: A0 A1 D MLP S C")
+  {
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    CHECK(lc.moe);
+    CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::D, OpKind::MLP, OpKind::S, OpKind::C});
+  }
+  SECTION("dense layer: no D, no C, no S; its MLP is the dense FFN")
+  {
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), false);
+    CHECK_FALSE(lc.moe);
+    CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::MLP});
+    CHECK(lc.find(OpKind::D) == nullptr);
+    CHECK(lc.find(OpKind::C) == nullptr);
+    // dense FFN weights: gate_up 2 x 18432 x 7168 + down 7168 x 18432, fp8
+    CHECK(lc.find(OpKind::MLP)->weight_bytes == Approx(3.0 * 18432 * 7168));
+  }
+  SECTION("model without a shared expert: no S")
+  {
+    const LayerCosts lc = layer_costs(qw, hw, ep8(), decode(64, 4096), true);
+    CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::D, OpKind::MLP, OpKind::C});
+    CHECK(lc.find(OpKind::S) == nullptr);
+  }
+  SECTION("ep = 1: every expert is local, no all-to-all")
+  {
+    ParallelSpec single;
+    const LayerCosts lc = layer_costs(qw, hw, single, decode(64, 4096), true);
+    CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::MLP});
+  }
+  SECTION("kernel launches per op (MLA decode)")
+  {
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    CHECK(lc.find(OpKind::A0)->kernels == 6);  // norm, fused q_a/kv_a, 2 latent norms, q_b, rope+cache
+    CHECK(lc.find(OpKind::A1)->kernels == 6);  // W_UK, FlashMLA, W_UV, o_proj, gate, top-k
+    CHECK(lc.find(OpKind::MLP)->kernels == 3); // grouped gate_up, silu_mul, grouped down
+    CHECK(lc.find(OpKind::S)->kernels == 3);
+    CHECK(lc.find(OpKind::D)->kernels == 2);   // low-latency: send + receive hook
+    CHECK(lc.find(OpKind::C)->kernels == 2);
+  }
+  SECTION("same inputs, same outputs")
+  {
+    const LayerCosts a = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    const LayerCosts b = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    REQUIRE(a.ops.size() == b.ops.size());
+    for (size_t i = 0; i < a.ops.size(); ++i) {
+      CHECK(a.ops[i].duration_us == b.ops[i].duration_us);
+      CHECK(a.ops[i].method == b.ops[i].method);
+    }
+  }
+}
+
+TEST_CASE("models::layer_costs: two micro-batches read the weights twice", "[quick]")
+{
+  const HwProfile hw = dbosim::test::h200_like();
+  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  const LayerCosts whole = layer_costs(v3, hw, ep8(), decode(32, 4096), true);
+  const LayerCosts half  = layer_costs(v3, hw, ep8(), decode(16, 4096), true);
+
+  for (OpKind k : {OpKind::A0, OpKind::A1, OpKind::S}) {
+    INFO(op_name(k));
+    // the same weights per call, so the split reads them twice
+    CHECK(half.find(k)->weight_bytes == Approx(whole.find(k)->weight_bytes));
+    CHECK(2 * half.find(k)->bytes > whole.find(k)->bytes);
+    // FLOPs split in half (A1's attention FLOPs too: each request attends to its own context)
+    CHECK(2 * half.find(k)->flops == Approx(whole.find(k)->flops));
+    // memory-bound at 32 tokens: the two halves together take longer than the whole
+    CHECK(2 * half.find(k)->duration_us > whole.find(k)->duration_us * 1.5);
+  }
+  // Routed experts: at 16 and 32 tokens/rank (128 and 256 tokens over EP8), almost every local expert is active
+  // either way, so the halves read nearly twice the expert weights of the whole.
+  const double w_whole = whole.find(OpKind::MLP)->weight_bytes;
+  const double w_half  = half.find(OpKind::MLP)->weight_bytes;
+  CHECK(2 * w_half > 1.9 * w_whole);
+  CHECK(2 * half.find(OpKind::MLP)->duration_us > 1.5 * whole.find(OpKind::MLP)->duration_us);
+}
+
+// Dispatch and combine, DeepSeek-V3, 128 tokens per rank, top-8:
+//   copies leaving the rank = 128 x 8 x (ep-1)/ep
+//   dispatch bytes per copy = 7168 x 1 (fp8) + 7168/128 x 4 (fp32 scales) = 7392; combine = 7168 x 2 = 14336.
+//   EP8 (one NVLink domain of 8): 896 copies; D = 6,623,232 B / 450e9 B/s + 1 us = 15.718 us;
+//                                            C = 12,845,056 B / 450e9 B/s + 1 us = 29.545 us.
+//   EP16 (beyond the domain -> NIC 50 GB/s, 2 us): 960 copies; D = 7,096,320 B / 50e9 + 2 us = 143.93 us.
+TEST_CASE("models::CommOps: dispatch and combine bytes and link", "[quick]")
+{
+  const HwProfile hw = dbosim::test::h200_like();
+  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  CHECK(dispatch_bytes_per_copy(v3) == 7392);
+  CHECK(combine_bytes_per_copy(v3) == 14336);
+
+  const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(128, 4096), true);
+  const OpCost* d     = lc.find(OpKind::D);
+  const OpCost* c     = lc.find(OpKind::C);
+  CHECK(d->bytes == Approx(6623232.0));
+  CHECK(d->duration_us == Approx(15.718).epsilon(1e-4));
+  CHECK(c->duration_us == Approx(29.545).epsilon(1e-4));
+  CHECK(d->bound == Bound::network);
+  CHECK(d->method.find("NVLink") != std::string::npos);
+
+  ParallelSpec ep16 = ep8();
+  ep16.dp = 16, ep16.ep = 16;
+  const OpCost* d16 = layer_costs(v3, hw, ep16, decode(128, 4096), true).find(OpKind::D);
+  CHECK(d16->bytes == Approx(7096320.0));
+  CHECK(d16->duration_us == Approx(143.93).epsilon(1e-4));
+  CHECK(d16->method.find("NIC") != std::string::npos);
+
+  SECTION("an empty micro-batch still joins the all-to-all: latency only")
+  {
+    const LayerCosts empty = layer_costs(v3, hw, ep8(), decode(0, 4096), true);
+    CHECK(empty.find(OpKind::D)->duration_us == Approx(1.0));
+    CHECK(empty.find(OpKind::MLP)->duration_us == 0);
+  }
+}
+
+TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
+{
+  const HwProfile hw = dbosim::test::h200_like();
+  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  // FlashMLA decode (reference A3): batch 128, context 4096, 128 heads, d_qk 576, d_v 512:
+  //   FLOPs 2 x 128 x 128 x 4096 x (576 + 512) = 146.0e9; KV read 128 x 4096 x 576 x 2 B = 604 MB.
+  ParallelSpec dp;
+  const LayerCosts lc = layer_costs(v3, hw, dp, decode(128, 4096), false);
+  const OpCost* a1    = lc.find(OpKind::A1);
+  CHECK(a1->method.find("mla_decode") != std::string::npos);
+  const double core_flops = 2.0 * 128 * 128 * 4096 * (576 + 512);
+  CHECK(core_flops == Approx(146.0e9).epsilon(1e-3));
+  // + W_UK and W_UV (2 x 128 x 128 heads x 512 x 128 each) + o_proj (2 x 128 x 7168 x 128 heads x 128)
+  const double w_uk = 2.0 * 128 * 128 * 512 * 128;
+  const double o    = 2.0 * 128 * 7168 * (128 * 128);
+  CHECK(a1->flops == Approx(core_flops + 2 * w_uk + o));
+  CHECK(a1->bytes > 128.0 * 4096 * 576 * 2);
+
+  SECTION("tensor parallel divides the heads")
+  {
+    ParallelSpec tp2;
+    tp2.tp = 2;
+    const LayerCosts lc2 = layer_costs(v3, hw, tp2, decode(128, 4096), false);
+    CHECK(lc2.find(OpKind::A1)->flops == Approx(a1->flops / 2).epsilon(0.01));
+    ParallelSpec tp3;
+    tp3.tp = 3;
+    CHECK_THROWS_AS(layer_costs(v3, hw, tp3, decode(128, 4096), false), std::invalid_argument);
+  }
+  SECTION("prefill is causal and up-projects the context with kv_b")
+  {
+    StepShape p;
+    p.phase = Phase::prefill, p.tokens = 4096, p.batch = 1, p.context_len = 4096;
+    const LayerCosts pre = layer_costs(v3, hw, dp, p, false);
+    CHECK(pre.find(OpKind::A0)->method.find("kv_b_proj") != std::string::npos);
+    // causal: 4096 x 4097 / 2 query-key pairs x 128 heads x 2 x (192 + 128)
+    const double core = 2.0 * 128 * (192 + 128) * (4096.0 * 4097 / 2);
+    const double o_proj = 2.0 * 4096 * 7168 * (128 * 128);
+    CHECK(pre.find(OpKind::A1)->flops == Approx(core + o_proj));
+  }
+  SECTION("bad shapes are errors")
+  {
+    StepShape bad = decode(64, 4096);
+    bad.batch     = 0;
+    CHECK_THROWS_AS(layer_costs(v3, hw, dp, bad, true), std::invalid_argument);
+    ParallelSpec ep7 = ep8();
+    ep7.ep = 7, ep7.dp = 7;
+    CHECK_THROWS_WITH(layer_costs(v3, hw, ep7, decode(64, 4096), true), Catch::Contains("ep=7"));
+  }
+}
