@@ -326,8 +326,12 @@ ModelSpec load_hf_config(const std::string& json_path)
   m.moe_intermediate = r.has("moe_intermediate_size") ? r.get_int("moe_intermediate_size", 1, max_dim)
                                                       : m.dense_intermediate;
   if (r.has("n_shared_experts")) {
-    m.num_shared_experts  = r.get_int("n_shared_experts", 0, 1024);
-    m.shared_intermediate = m.num_shared_experts * m.moe_intermediate;
+    m.num_shared_experts = r.get_int("n_shared_experts", 0, 1024);
+    const long total     = long(m.num_shared_experts) * m.moe_intermediate;
+    if (total > max_dim)
+      r.fail("n_shared_experts", fmt::format("{} x moe_intermediate_size {} is too wide", m.num_shared_experts,
+                                             m.moe_intermediate), fmt::format("total width <= {}", max_dim));
+    m.shared_intermediate = static_cast<int>(total);
   } else if (r.has("shared_expert_intermediate_size")) {
     m.shared_intermediate = r.get_int("shared_expert_intermediate_size", 0, max_dim);
     m.num_shared_experts  = m.shared_intermediate > 0 ? 1 : 0;
