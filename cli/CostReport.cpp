@@ -17,10 +17,12 @@ double layer_sum_us(const models::LayerCosts& l)
 std::string format_layer(const char* title, int count, const models::LayerCosts& l)
 {
   std::string out = fmt::format("{} (x{} layers)\n", title, count);
-  out += fmt::format("  {:<4} {:>10} {:>11} {:>10} {:>8}  {}\n", "op", "us", "GFLOP", "MB", "bound", "method");
+  out += fmt::format("  {:<4} {:>10} {:>11} {:>10} {:>8} {:>8}  {}\n", "op", "us", "GFLOP", "MB", "bound", "kernels",
+                     "sm curve");
   for (const auto& op : l.ops)
-    out += fmt::format("  {:<4} {:>10.2f} {:>11.3f} {:>10.3f} {:>8}  {}\n", models::op_name(op.kind), op.duration_us,
-                       op.flops / 1e9, op.bytes / 1e6, models::bound_name(op.bound), op.method);
+    out += fmt::format("  {:<4} {:>10.2f} {:>11.3f} {:>10.3f} {:>8} {:>8}  {}\n", models::op_name(op.kind),
+                       op.duration_us, op.flops / 1e9, op.bytes / 1e6, models::bound_name(op.bound), op.kernels,
+                       op.sm_family.empty() ? "-" : op.sm_family);
   out += fmt::format("  {:<4} {:>10.2f}\n", "sum", layer_sum_us(l));
   return out;
 }
