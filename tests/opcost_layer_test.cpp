@@ -140,7 +140,8 @@ TEST_CASE("models::CommOps: dispatch and combine bytes and link", "[quick]")
 
   ParallelSpec ep16 = ep8();
   ep16.dp = 16, ep16.ep = 16;
-  const OpCost* d16 = layer_costs(v3, hw, ep16, decode(128, 4096), true).find(OpKind::D);
+  const LayerCosts lc16 = layer_costs(v3, hw, ep16, decode(128, 4096), true);
+  const OpCost* d16     = lc16.find(OpKind::D);
   CHECK(d16->bytes == Approx(7096320.0));
   CHECK(d16->duration_us == Approx(143.93).epsilon(1e-4));
   CHECK(d16->method.find("NIC") != std::string::npos);
