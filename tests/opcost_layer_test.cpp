@@ -1,4 +1,5 @@
 #include "config/ModelLoader.hpp"
+#include "models/AttentionOps.hpp"
 #include "models/CommOps.hpp"
 #include "models/OpCost.hpp"
 #include "opcost_test_support.hpp"
@@ -171,6 +172,12 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
   const double o    = 2.0 * 128 * 7168 * (128 * 128);
   CHECK(a1->flops == Approx(core_flops + 2 * w_uk + o));
   CHECK(a1->bytes > 128.0 * 4096 * 576 * 2);
+  // The FlashMLA kernel alone: reference A3 derives ~640 MB (KV 604 MB + queries and outputs 36 MB).
+  for (const auto& k : attention_a1_kernels(v3, dp, decode(128, 4096), false))
+    if (k.name == "mla_decode") {
+      CHECK(k.flops == Approx(core_flops));
+      CHECK(k.bytes == Approx(640e6).epsilon(0.01));
+    }
 
   SECTION("tensor parallel divides the heads")
   {

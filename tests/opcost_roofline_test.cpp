@@ -100,3 +100,16 @@ TEST_CASE("models::OpCost: routed experts read every active expert's weights onc
   CHECK(mlp->kernels == 3);
   CHECK(mlp->sm_family == "grouped_gemm");
 }
+
+// Reference A4 (DeepGEMM masked grouped GEMM, H800): 4 groups x 256 tokens, N x K = 4096 x 7168 at 932 TFLOP/s
+// in 64.5 us, i.e. 932e12 x 64.5e-6 = 6.01e10 FLOPs: the work our grouped GEMM counts for the same shape.
+TEST_CASE("models::KernelCost: grouped GEMM work matches the DeepGEMM reference shape", "[quick]")
+{
+  const KernelWork w = grouped_gemm_kernel("experts_gate_up", 4 * 256, 4, 4, 4096, 7168, DType::fp8);
+  CHECK(w.flops == Approx(2.0 * 1024 * 4096 * 7168));
+  CHECK(w.flops == Approx(932e12 * 64.5e-6).epsilon(0.01));
+  CHECK(w.weight_bytes == Approx(4.0 * 4096 * 7168));
+  CHECK(w.table_family == "grouped_gemm_fp8");
+  CHECK(w.table_tokens == 256); // tokens per expert: the table axis
+  CHECK(w.table_dims == std::map<std::string, int>{{"experts", 4}, {"n", 4096}, {"k", 7168}});
+}
