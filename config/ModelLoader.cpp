@@ -109,24 +109,24 @@ ModelSpec load_model_yaml(YamlMap& map)
   if (m.source.empty())
     map.fail("source", "must name where the numbers come from");
 
-  YamlMap moe            = map.get_map("moe");
-  m.num_routed_experts   = moe.get_int("routed_experts", 1, 1L << 16);
-  m.num_shared_experts   = moe.get_int("shared_experts", 0, 1024);
-  m.top_k                = moe.get_int("top_k", 1, 1L << 16);
-  m.moe_intermediate     = moe.get_int("expert_intermediate", 1, max_dim);
-  m.shared_intermediate  = moe.get_int("shared_intermediate", 0, max_dim);
+  YamlMap moe           = map.get_map("moe");
+  m.num_routed_experts  = moe.get_int("routed_experts", 1, 1L << 16);
+  m.num_shared_experts  = moe.get_int("shared_experts", 0, 1024);
+  m.top_k               = moe.get_int("top_k", 1, 1L << 16);
+  m.moe_intermediate    = moe.get_int("expert_intermediate", 1, max_dim);
+  m.shared_intermediate = moe.get_int("shared_intermediate", 0, max_dim);
   moe.finish();
 
-  YamlMap att      = map.get_map("attention");
+  YamlMap att            = map.get_map("attention");
   const std::string type = att.get_enum("type", {"mla", "gqa"});
   if (type == "mla") {
-    m.attention              = AttentionKind::mla;
-    m.mla.num_heads          = att.get_int("heads", 1, 1L << 12);
-    m.mla.q_lora_rank        = att.get_int("q_lora_rank", 0, 1L << 16);
-    m.mla.kv_lora_rank       = att.get_int("kv_lora_rank", 1, 1L << 16);
-    m.mla.qk_nope_head_dim   = att.get_int("qk_nope_head_dim", 0, 1L << 12);
-    m.mla.qk_rope_head_dim   = att.get_int("qk_rope_head_dim", 0, 1L << 12);
-    m.mla.v_head_dim         = att.get_int("v_head_dim", 1, 1L << 12);
+    m.attention            = AttentionKind::mla;
+    m.mla.num_heads        = att.get_int("heads", 1, 1L << 12);
+    m.mla.q_lora_rank      = att.get_int("q_lora_rank", 0, 1L << 16);
+    m.mla.kv_lora_rank     = att.get_int("kv_lora_rank", 1, 1L << 16);
+    m.mla.qk_nope_head_dim = att.get_int("qk_nope_head_dim", 0, 1L << 12);
+    m.mla.qk_rope_head_dim = att.get_int("qk_rope_head_dim", 0, 1L << 12);
+    m.mla.v_head_dim       = att.get_int("v_head_dim", 1, 1L << 12);
   } else {
     m.attention        = AttentionKind::gqa;
     m.gqa.num_heads    = att.get_int("heads", 1, 1L << 12);
@@ -238,9 +238,9 @@ std::string hf_name(const std::string& path)
 std::string hf_key_for(const std::string& field)
 {
   static const std::map<std::string, std::string> keys{
-      {"first_k_dense", "first_k_dense_replace"},           {"dense_intermediate", "intermediate_size"},
-      {"moe.top_k", "num_experts_per_tok"},                 {"moe.shared_intermediate", "n_shared_experts"},
-      {"attention.kv_heads", "num_key_value_heads"},        {"attention.qk_rope_head_dim", "qk_rope_head_dim"}};
+      {"first_k_dense", "first_k_dense_replace"},    {"dense_intermediate", "intermediate_size"},
+      {"moe.top_k", "num_experts_per_tok"},          {"moe.shared_intermediate", "n_shared_experts"},
+      {"attention.kv_heads", "num_key_value_heads"}, {"attention.qk_rope_head_dim", "qk_rope_head_dim"}};
   auto it = keys.find(field);
   return it == keys.end() ? field : it->second;
 }
@@ -260,8 +260,10 @@ int leading_dense_layers(const HfReader& r, int layers)
       r.fail("mlp_only_layers", "expected a list of layer indices");
     for (size_t i = 0; i < v.size(); ++i)
       if (!v[i].is_number_integer() || v[i].get<long>() != long(i))
-        r.fail("mlp_only_layers", fmt::format("{} is not a leading run of layers; interleaved dense layers are not "
-                                              "modelled", v.dump()),
+        r.fail("mlp_only_layers",
+               fmt::format("{} is not a leading run of layers; interleaved dense layers are not "
+                           "modelled",
+                           v.dump()),
                "[0, 1, ..., k-1]");
     if (!v.empty() && k != 0)
       r.fail("mlp_only_layers", "given together with first_k_dense_replace");
@@ -300,8 +302,8 @@ ModelSpec load_hf_config(const std::string& json_path)
   const HfReader r(body, json_path);
 
   ModelSpec m;
-  m.name   = hf_name(json_path);
-  m.source = json_path;
+  m.name                 = hf_name(json_path);
+  m.source               = json_path;
   const std::string type = r.get_string("model_type");
   static const std::vector<std::string> mla_types{"deepseek_v2", "deepseek_v3", "kimi_k2"};
   static const std::vector<std::string> gqa_types{"qwen2_moe", "qwen3_moe", "mixtral"};
@@ -323,14 +325,15 @@ ModelSpec load_hf_config(const std::string& json_path)
   m.num_routed_experts = r.get_int(experts_key, 1, 1L << 16);
   m.top_k              = r.get_int("num_experts_per_tok", 1, 1L << 16);
   // Mixtral's experts are as wide as its intermediate_size; the others state moe_intermediate_size.
-  m.moe_intermediate = r.has("moe_intermediate_size") ? r.get_int("moe_intermediate_size", 1, max_dim)
-                                                      : m.dense_intermediate;
+  m.moe_intermediate =
+      r.has("moe_intermediate_size") ? r.get_int("moe_intermediate_size", 1, max_dim) : m.dense_intermediate;
   if (r.has("n_shared_experts")) {
     m.num_shared_experts = r.get_int("n_shared_experts", 0, 1024);
     const long total     = long(m.num_shared_experts) * m.moe_intermediate;
     if (total > max_dim)
-      r.fail("n_shared_experts", fmt::format("{} x moe_intermediate_size {} is too wide", m.num_shared_experts,
-                                             m.moe_intermediate), fmt::format("total width <= {}", max_dim));
+      r.fail("n_shared_experts",
+             fmt::format("{} x moe_intermediate_size {} is too wide", m.num_shared_experts, m.moe_intermediate),
+             fmt::format("total width <= {}", max_dim));
     m.shared_intermediate = static_cast<int>(total);
   } else if (r.has("shared_expert_intermediate_size")) {
     m.shared_intermediate = r.get_int("shared_expert_intermediate_size", 0, max_dim);
@@ -386,10 +389,10 @@ std::string model_zoo_table()
   std::string out = fmt::format("{:<18} {:>6} {:>6} {:>14} {:>5} {:>7}  {:<7} {}\n", "model", "layers", "dense",
                                 "experts", "top-k", "hidden", "weights", "attention");
   for (const auto& name : list_model_zoo()) {
-    const ModelSpec m = load_model_zoo(name);
-    const std::string experts =
-        m.num_shared_experts > 0 ? fmt::format("{}+{} shared", m.num_routed_experts, m.num_shared_experts)
-                                 : fmt::format("{}", m.num_routed_experts);
+    const ModelSpec m         = load_model_zoo(name);
+    const std::string experts = m.num_shared_experts > 0
+                                    ? fmt::format("{}+{} shared", m.num_routed_experts, m.num_shared_experts)
+                                    : fmt::format("{}", m.num_routed_experts);
     out += fmt::format("{:<18} {:>6} {:>6} {:>14} {:>5} {:>7}  {:<7} {}\n", m.name, m.num_layers, m.first_k_dense,
                        experts, m.top_k, m.hidden, models::dtype_name(m.weight_dtype), describe_attention(m));
   }

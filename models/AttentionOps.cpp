@@ -25,8 +25,8 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   out.push_back(streaming_kernel("input_rmsnorm", t, m.hidden, 1, 1, "rmsnorm"));
   if (a.q_lora_rank > 0) {
     // vLLM fuses q_a_proj and kv_a_proj_with_mqa into one GEMM over the hidden state.
-    out.push_back(
-        gemm_kernel("fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype));
+    out.push_back(gemm_kernel("fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden,
+                              m.attn_dtype));
     out.push_back(streaming_kernel("q_a_layernorm", t, a.q_lora_rank, 1, 1, "rmsnorm"));
     out.push_back(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"));
     out.push_back(gemm_kernel("q_b_proj", t, h * qk_head, a.q_lora_rank, m.attn_dtype));
@@ -51,11 +51,11 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
 
 std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
 {
-  const MlaSpec& a    = m.mla;
-  const int h         = heads_per_rank(a.num_heads, par.tp);
-  const int latent    = a.kv_lora_rank + a.qk_rope_head_dim; // per-token cache entry (shared by all heads)
-  const double t      = s.tokens;
-  const double kv_b   = dtype_bytes(m.kv_dtype);
+  const MlaSpec& a  = m.mla;
+  const int h       = heads_per_rank(a.num_heads, par.tp);
+  const int latent  = a.kv_lora_rank + a.qk_rope_head_dim; // per-token cache entry (shared by all heads)
+  const double t    = s.tokens;
+  const double kv_b = dtype_bytes(m.kv_dtype);
   std::vector<KernelWork> out;
   if (s.phase == Phase::decode) {
     // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head.

@@ -14,13 +14,13 @@ constexpr double scale_bytes       = 4.0;
 int launches(OpKind kind, All2AllBackend b)
 {
   switch (b) {
-    case All2AllBackend::nccl:
-      return 1;
-    case All2AllBackend::deepep_low_latency:
-      return 2;
-    case All2AllBackend::deepep_high_throughput:
-    case All2AllBackend::deepep_v2:
-      return kind == OpKind::D ? 2 : 1;
+  case All2AllBackend::nccl:
+    return 1;
+  case All2AllBackend::deepep_low_latency:
+    return 2;
+  case All2AllBackend::deepep_high_throughput:
+  case All2AllBackend::deepep_v2:
+    return kind == OpKind::D ? 2 : 1;
   }
   return 1;
 }
@@ -64,9 +64,9 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
   c.method      = fmt::format("{} {}: {:g} copies (tokens {} x top_k {} x (ep-1)/ep, ep={}) x {:g} B = {:.4g} B over "
-                              "{} {:.4g} B/s + latency {:g} us = {:.3f} us",
-                              op_name(kind), backend_name(par.backend), copies, s.tokens, m.top_k, par.ep, per_copy,
-                              c.bytes, link, bw, latency_us, c.duration_us);
+                                   "{} {:.4g} B/s + latency {:g} us = {:.3f} us",
+                              op_name(kind), backend_name(par.backend), copies, s.tokens, m.top_k, par.ep, per_copy, c.bytes,
+                              link, bw, latency_us, c.duration_us);
   return c;
 }
 

@@ -32,8 +32,8 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
   out.push_back(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts, 2 * l.intermediate,
                                     m.hidden, m.weight_dtype));
   out.push_back(streaming_kernel("experts_silu_mul", l.rows, l.intermediate, 2, 1, "silu_mul"));
-  out.push_back(grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden,
-                                    l.intermediate, m.weight_dtype));
+  out.push_back(grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden, l.intermediate,
+                                    m.weight_dtype));
   return out;
 }
 

@@ -25,18 +25,18 @@ double fraction(const HwProfile& hw, Efficiency e)
   double v         = 0;
   const char* name = "";
   switch (e) {
-    case Efficiency::gemm:
-      v    = hw.gemm_efficiency;
-      name = "efficiency.gemm";
-      break;
-    case Efficiency::attention:
-      v    = hw.attention_efficiency;
-      name = "efficiency.attention";
-      break;
-    case Efficiency::memory:
-      v    = hw.memory_efficiency;
-      name = "efficiency.memory";
-      break;
+  case Efficiency::gemm:
+    v    = hw.gemm_efficiency;
+    name = "efficiency.gemm";
+    break;
+  case Efficiency::attention:
+    v    = hw.attention_efficiency;
+    name = "efficiency.attention";
+    break;
+  case Efficiency::memory:
+    v    = hw.memory_efficiency;
+    name = "efficiency.memory";
+    break;
   }
   if (!(v > 0 && v <= 1))
     throw std::invalid_argument(fmt::format("hardware profile '{}': {} = {} is not in (0, 1]", hw.name, name, v));
@@ -46,12 +46,12 @@ double fraction(const HwProfile& hw, Efficiency e)
 std::string efficiency_name(Efficiency e)
 {
   switch (e) {
-    case Efficiency::gemm:
-      return "gemm";
-    case Efficiency::attention:
-      return "attention";
-    case Efficiency::memory:
-      return "memory";
+  case Efficiency::gemm:
+    return "gemm";
+  case Efficiency::attention:
+    return "attention";
+  case Efficiency::memory:
+    return "memory";
   }
   return "?";
 }
@@ -116,8 +116,8 @@ KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType we
   return w;
 }
 
-KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts,
-                               int n, int k, DType weight_dtype)
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
+                               int k, DType weight_dtype)
 {
   KernelWork w;
   w.name          = name;

@@ -17,14 +17,14 @@ enum class Efficiency { gemm, attention, memory };
 /** @brief The work of one kernel launch. */
 struct KernelWork {
   std::string name;                    ///< "q_b_proj", "mla_decode", ...
-  double flops        = 0;             ///< floating-point operations
-  double bytes        = 0;             ///< HBM bytes read + written (weights, activations, KV cache)
-  double weight_bytes = 0;             ///< the part of `bytes` that is weights
-  DType compute_dtype = DType::bf16;   ///< tensor-core precision of the compute term
+  double flops          = 0;           ///< floating-point operations
+  double bytes          = 0;           ///< HBM bytes read + written (weights, activations, KV cache)
+  double weight_bytes   = 0;           ///< the part of `bytes` that is weights
+  DType compute_dtype   = DType::bf16; ///< tensor-core precision of the compute term
   Efficiency efficiency = Efficiency::gemm;
-  std::string table_family;            ///< HwProfile::tables family that may cover it; empty = none
+  std::string table_family; ///< HwProfile::tables family that may cover it; empty = none
   std::map<std::string, int> table_dims;
-  double table_tokens = 0;             ///< the table's interpolation axis (M, tokens per expert, batch, ...)
+  double table_tokens = 0; ///< the table's interpolation axis (M, tokens per expert, batch, ...)
 };
 
 /** @brief A kernel's duration on the whole GPU and how it was obtained. */
@@ -46,8 +46,8 @@ KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType we
 /** @brief A grouped GEMM over `local_experts` experts of which `active_experts` (expected) receive tokens;
  *  `rows` token copies in total, each [1 x k] x [k x n]. Table family grouped_gemm_<dtype>, dims {experts, n, k},
  *  axis tokens per expert = rows / local_experts. */
-KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts,
-                               int n, int k, DType weight_dtype);
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
+                               int k, DType weight_dtype);
 
 /** @brief A batched GEMM with one weight matrix per head (MLA's absorbed W_UK / W_UV): `rows` tokens x `heads`
  *  heads, each [1 x k] x [k x n]. No table family (none is calibrated); roofline only. */

@@ -16,18 +16,18 @@ namespace dbosim::models {
 std::string op_name(OpKind k)
 {
   switch (k) {
-    case OpKind::A0:
-      return "A0";
-    case OpKind::A1:
-      return "A1";
-    case OpKind::D:
-      return "D";
-    case OpKind::MLP:
-      return "MLP";
-    case OpKind::S:
-      return "S";
-    case OpKind::C:
-      return "C";
+  case OpKind::A0:
+    return "A0";
+  case OpKind::A1:
+    return "A1";
+  case OpKind::D:
+    return "D";
+  case OpKind::MLP:
+    return "MLP";
+  case OpKind::S:
+    return "S";
+  case OpKind::C:
+    return "C";
   }
   return "?";
 }
@@ -35,14 +35,14 @@ std::string op_name(OpKind k)
 std::string bound_name(Bound b)
 {
   switch (b) {
-    case Bound::compute:
-      return "compute";
-    case Bound::memory:
-      return "memory";
-    case Bound::table:
-      return "table";
-    case Bound::network:
-      return "network";
+  case Bound::compute:
+    return "compute";
+  case Bound::memory:
+    return "memory";
+  case Bound::table:
+    return "table";
+  case Bound::network:
+    return "network";
   }
   return "?";
 }
@@ -50,14 +50,14 @@ std::string bound_name(Bound b)
 std::string backend_name(All2AllBackend b)
 {
   switch (b) {
-    case All2AllBackend::deepep_high_throughput:
-      return "deepep_high_throughput";
-    case All2AllBackend::deepep_low_latency:
-      return "deepep_low_latency";
-    case All2AllBackend::deepep_v2:
-      return "deepep_v2";
-    case All2AllBackend::nccl:
-      return "nccl";
+  case All2AllBackend::deepep_high_throughput:
+    return "deepep_high_throughput";
+  case All2AllBackend::deepep_low_latency:
+    return "deepep_low_latency";
+  case All2AllBackend::deepep_v2:
+    return "deepep_v2";
+  case All2AllBackend::nccl:
+    return "nccl";
   }
   return "?";
 }
@@ -108,9 +108,9 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
                    const std::vector<KernelWork>& kernels)
 {
   OpCost c;
-  c.kind      = kind;
-  c.sm_family = sm_family;
-  c.kernels   = static_cast<int>(kernels.size());
+  c.kind            = kind;
+  c.sm_family       = sm_family;
+  c.kernels         = static_cast<int>(kernels.size());
   double longest_us = -1;
   for (const auto& k : kernels) {
     const KernelTime t = kernel_time(hw, k);
@@ -139,8 +139,8 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
   out.ops.push_back(sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer)));
   if (!moe_layer) {
-    out.ops.push_back(
-        sum_kernels(hw, OpKind::MLP, "gemm", dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
+    out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm",
+                                  dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
     return out;
   }
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
@@ -149,8 +149,8 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
     out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape));
   out.ops.push_back(sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape)));
   if (model.num_shared_experts > 0)
-    out.ops.push_back(
-        sum_kernels(hw, OpKind::S, "gemm", dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
+    out.ops.push_back(sum_kernels(hw, OpKind::S, "gemm",
+                                  dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
   if (all_to_all)
     out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape));
   return out;

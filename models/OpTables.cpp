@@ -24,7 +24,7 @@ double inside(const Curve& c, double x, bool* exact)
       return c.y[i];
     }
     if (i + 1 < c.x.size() && x < c.x[i + 1]) {
-      *exact       = false;
+      *exact         = false;
       const double t = (x - c.x[i]) / (c.x[i + 1] - c.x[i]);
       return c.y[i] + t * (c.y[i + 1] - c.y[i]);
     }
@@ -45,14 +45,14 @@ const OpTable* find_table(const HwProfile& hw, const std::string& family, const 
 std::string table_lookup_name(TableLookup how)
 {
   switch (how) {
-    case TableLookup::exact:
-      return "exact point";
-    case TableLookup::interpolated:
-      return "linear between points";
-    case TableLookup::clamped:
-      return "clamped to first point";
-    case TableLookup::extrapolated:
-      return "throughput of last point";
+  case TableLookup::exact:
+    return "exact point";
+  case TableLookup::interpolated:
+    return "linear between points";
+  case TableLookup::clamped:
+    return "clamped to first point";
+  case TableLookup::extrapolated:
+    return "throughput of last point";
   }
   return "?";
 }

@@ -56,8 +56,8 @@ TEST_CASE("config::ModelLoader: HF key variants", "[quick]")
       "model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096, "vocab_size": 32000,
       "intermediate_size": 14336, "num_local_experts": 8, "num_experts_per_tok": 2,
       "num_attention_heads": 32, "num_key_value_heads": 8, "torch_dtype": "bfloat16"})");
-    ModelSpec m        = dbosim::load_hf_config(path);
-    ModelSpec zoo      = dbosim::load_model_zoo("mixtral-8x7b");
+    ModelSpec m            = dbosim::load_hf_config(path);
+    ModelSpec zoo          = dbosim::load_model_zoo("mixtral-8x7b");
     CHECK(m.name == "mixtral");
     m.name   = zoo.name;
     m.source = zoo.source;
@@ -70,7 +70,7 @@ TEST_CASE("config::ModelLoader: HF key variants", "[quick]")
       "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
       "num_experts": 60, "num_experts_per_tok": 4, "num_attention_heads": 16, "num_key_value_heads": 16,
       "decoder_sparse_step": 1, "mlp_only_layers": [0, 1], "torch_dtype": "bfloat16"})");
-    const ModelSpec m = dbosim::load_hf_config(path);
+    const ModelSpec m      = dbosim::load_hf_config(path);
     CHECK(m.num_shared_experts == 1);
     CHECK(m.shared_intermediate == 5632);
     CHECK(m.first_k_dense == 2);
@@ -87,7 +87,7 @@ TEST_CASE("config::ModelLoader: HF key variants", "[quick]")
       128
     ]
   },)";
-    const ModelSpec m = dbosim::load_hf_config(write_temp("v3bf16.json", v3_with(block, "")));
+    const ModelSpec m       = dbosim::load_hf_config(write_temp("v3bf16.json", v3_with(block, "")));
     CHECK(m.weight_dtype == DType::bf16);
     CHECK(m.attn_dtype == DType::bf16);
   }

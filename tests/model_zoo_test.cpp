@@ -16,8 +16,8 @@ using dbosim::models::ModelSpec;
 TEST_CASE("config::ModelLoader: every zoo model loads and is consistent", "[quick]")
 {
   const auto names = dbosim::list_model_zoo();
-  for (const char* wanted :
-       {"deepseek-v3", "deepseek-r1", "deepseek-v2-lite", "kimi-k2", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b"})
+  for (const char* wanted : {"deepseek-v3", "deepseek-r1", "deepseek-v2-lite", "kimi-k2", "qwen3-235b-a22b",
+                             "qwen3-30b-a3b", "mixtral-8x7b"})
     CHECK(std::find(names.begin(), names.end(), wanted) != names.end());
   for (const auto& name : names) {
     INFO(name);
@@ -67,9 +67,9 @@ TEST_CASE("config::ModelLoader: zoo facts (HF config.json)", "[quick]")
 
 TEST_CASE("config::ModelLoader: unknown zoo model lists the valid names", "[quick]")
 {
-  CHECK_THROWS_WITH(dbosim::load_model_zoo("gpt-7"),
-                    Catch::Contains("unknown model 'gpt-7'") && Catch::Contains("deepseek-v3") &&
-                        Catch::Contains("mixtral-8x7b"));
+  CHECK_THROWS_WITH(dbosim::load_model_zoo("gpt-7"), Catch::Contains("unknown model 'gpt-7'") &&
+                                                         Catch::Contains("deepseek-v3") &&
+                                                         Catch::Contains("mixtral-8x7b"));
 }
 
 TEST_CASE("config::ModelLoader: the zoo table for `dbosim models`", "[quick]")
@@ -83,12 +83,12 @@ TEST_CASE("config::ModelLoader: the zoo table for `dbosim models`", "[quick]")
 
 TEST_CASE("config::ModelLoader: DBOSIM_HOME relocates the zoo", "[quick]")
 {
-  namespace fs       = std::filesystem;
+  namespace fs        = std::filesystem;
   const fs::path home = fs::temp_directory_path() / "dbosim_zoo_home_test";
   fs::create_directories(home / "models" / "zoo");
   fs::copy_file(fs::path(DBOSIM_SOURCE_DIR) / "models" / "zoo" / "qwen3-30b-a3b.yaml",
                 home / "models" / "zoo" / "qwen3-30b-a3b.yaml", fs::copy_options::overwrite_existing);
-  const char* old = std::getenv("DBOSIM_HOME");
+  const char* old         = std::getenv("DBOSIM_HOME");
   const std::string saved = old ? old : "";
   setenv("DBOSIM_HOME", home.c_str(), 1);
   const auto names = dbosim::list_model_zoo();

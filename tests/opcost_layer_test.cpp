@@ -77,7 +77,7 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
     CHECK(lc.find(OpKind::A1)->kernels == 6);  // W_UK, FlashMLA, W_UV, o_proj, gate, top-k
     CHECK(lc.find(OpKind::MLP)->kernels == 3); // grouped gate_up, silu_mul, grouped down
     CHECK(lc.find(OpKind::S)->kernels == 3);
-    CHECK(lc.find(OpKind::D)->kernels == 2);   // low-latency: send + receive hook
+    CHECK(lc.find(OpKind::D)->kernels == 2); // low-latency: send + receive hook
     CHECK(lc.find(OpKind::C)->kernels == 2);
   }
   SECTION("same inputs, same outputs")
@@ -94,8 +94,8 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
 
 TEST_CASE("models::layer_costs: two micro-batches read the weights twice", "[quick]")
 {
-  const HwProfile hw = dbosim::test::h200_like();
-  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  const HwProfile hw     = dbosim::test::h200_like();
+  const ModelSpec v3     = dbosim::load_model_zoo("deepseek-v3");
   const LayerCosts whole = layer_costs(v3, hw, ep8(), decode(32, 4096), true);
   const LayerCosts half  = layer_costs(v3, hw, ep8(), decode(16, 4096), true);
 
@@ -182,7 +182,7 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
   SECTION("tensor parallel divides the heads")
   {
     ParallelSpec tp2;
-    tp2.tp = 2;
+    tp2.tp               = 2;
     const LayerCosts lc2 = layer_costs(v3, hw, tp2, decode(128, 4096), false);
     CHECK(lc2.find(OpKind::A1)->flops == Approx(a1->flops / 2).epsilon(0.01));
     ParallelSpec tp3;
@@ -196,7 +196,7 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
     const LayerCosts pre = layer_costs(v3, hw, dp, p, false);
     CHECK(pre.find(OpKind::A0)->method.find("kv_b_proj") != std::string::npos);
     // causal: 4096 x 4097 / 2 query-key pairs x 128 heads x 2 x (192 + 128)
-    const double core = 2.0 * 128 * (192 + 128) * (4096.0 * 4097 / 2);
+    const double core   = 2.0 * 128 * (192 + 128) * (4096.0 * 4097 / 2);
     const double o_proj = 2.0 * 4096 * 7168 * (128 * 128);
     CHECK(pre.find(OpKind::A1)->flops == Approx(core + o_proj));
   }

@@ -55,8 +55,8 @@ TEST_CASE("models::KernelCost: expert GEMM roofline checked by hand", "[quick]")
   SECTION("efficiencies scale the terms they belong to")
   {
     HwProfile slow         = hw;
-    slow.gemm_efficiency   = 0.5;  // compute 30.38 -> 60.76 us
-    slow.memory_efficiency = 0.5;  // memory 9.39 -> 18.79 us
+    slow.gemm_efficiency   = 0.5; // compute 30.38 -> 60.76 us
+    slow.memory_efficiency = 0.5; // memory 9.39 -> 18.79 us
     const KernelTime t     = kernel_time(slow, gemm_kernel("gate_up", 1024, 4096, 7168, DType::fp8));
     CHECK(t.us == Approx(60.76).epsilon(1e-3));
     CHECK(t.method.find("roofline") != std::string::npos);
@@ -80,8 +80,8 @@ TEST_CASE("models::OpCost: routed experts read every active expert's weights onc
   m.num_layers = 4, m.first_k_dense = 1, m.hidden = 7168, m.vocab = 1000, m.dense_intermediate = 18432;
   m.num_routed_experts = 256, m.num_shared_experts = 1, m.top_k = 8, m.moe_intermediate = 2048;
   m.shared_intermediate = 2048, m.attention = AttentionKind::mla;
-  m.mla = {128, 1536, 512, 128, 64, 128};
-  m.weight_dtype = DType::fp8;
+  m.mla              = {128, 1536, 512, 128, 64, 128};
+  m.weight_dtype     = DType::fp8;
   const HwProfile hw = dbosim::test::h200_like();
   ParallelSpec par;
   par.dp = 8, par.ep = 8;

@@ -22,10 +22,10 @@ TEST_CASE("models::duration_on_sms_us: SM-scaling curve and linear fallback", "[
 {
   HwProfile hw = dbosim::test::h200_like();
   SmScaling s;
-  s.speed.x                = {66, 100, 132};
-  s.speed.y                = {0.55, 0.8, 1.0};
-  hw.sm_scaling["gemm"]    = s;
-  bool linear              = true;
+  s.speed.x             = {66, 100, 132};
+  s.speed.y             = {0.55, 0.8, 1.0};
+  hw.sm_scaling["gemm"] = s;
+  bool linear           = true;
 
   SECTION("on the curve")
   {
@@ -45,8 +45,8 @@ TEST_CASE("models::duration_on_sms_us: SM-scaling curve and linear fallback", "[
   }
   SECTION("all-to-all ops are not scaled here")
   {
-    OpCost d   = op("", 40);
-    d.kind     = OpKind::D;
+    OpCost d = op("", 40);
+    d.kind   = OpKind::D;
     CHECK(duration_on_sms_us(hw, d, 20, &linear) == 40);
     CHECK_FALSE(linear);
   }
