@@ -8,17 +8,7 @@ namespace dbosim::cli {
 
 int models_command()
 {
-  fmt::print("{:<18} {:>6} {:>6} {:>8} {:>7} {:>5} {:>6}  {}\n", "model", "layers", "dense", "experts", "shared",
-             "top-k", "hidden", "attention");
-  for (const auto& name : list_model_zoo()) {
-    const models::ModelSpec m = load_model_zoo(name);
-    const std::string attn =
-        m.attention == models::AttentionKind::mla
-            ? fmt::format("MLA {} heads, q_lora {}, kv_lora {}", m.mla.num_heads, m.mla.q_lora_rank, m.mla.kv_lora_rank)
-            : fmt::format("GQA {}/{} heads x {}", m.gqa.num_heads, m.gqa.num_kv_heads, m.gqa.head_dim);
-    fmt::print("{:<18} {:>6} {:>6} {:>8} {:>7} {:>5} {:>6}  {}\n", name, m.num_layers, m.first_k_dense,
-               m.num_routed_experts, m.num_shared_experts, m.top_k, m.hidden, attn);
-  }
+  fmt::print("{}", model_zoo_table());
   return 0;
 }
 
