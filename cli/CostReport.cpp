@@ -1,5 +1,7 @@
 #include "cli/CostReport.hpp"
 
+#include "models/CostGuards.hpp"
+
 #include <fmt/format.h>
 
 namespace dbosim::cli {
@@ -53,6 +55,8 @@ CostReport build_cost_report(const Scenario& s)
     r.moe_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, true);
   if (dense_layers > 0)
     r.dense_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, false);
+  models::check_layer_bounds(r.moe_layer, s.hw);
+  models::check_layer_bounds(r.dense_layer, s.hw);
   r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer);
   return r;
 }
