@@ -1,0 +1,37 @@
+/* dbosim — schedules by name: {name, one-line doc, factory}, like SimGrid's model description tables. */
+#pragma once
+#include "sim/Schedule.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dbosim::sim {
+
+using ScheduleFactory = Schedule (*)(const StepPlan& plan);
+
+struct ScheduleEntry {
+  const char* name;
+  const char* doc;
+  ScheduleFactory build;
+  int num_ubatches; ///< the micro-batches the schedule needs
+};
+
+/** @brief All schedules, in a fixed order. */
+const std::vector<ScheduleEntry>& schedule_registry();
+/** @brief "serial, async_combine, ...", for error messages. */
+std::string schedule_names();
+/** @brief Builds plan.schedule; InternalError for an unknown name (the list of valid names in the message) or a
+ *  plan whose micro-batch count the schedule cannot run. */
+Schedule build_schedule(const StepPlan& plan);
+
+// The builders (sim/schedules/*.cpp).
+Schedule build_serial(const StepPlan& plan);
+Schedule build_async_combine(const StepPlan& plan);
+Schedule build_dbo(const StepPlan& plan);
+Schedule build_deepseek_decode(const StepPlan& plan);
+Schedule build_deepseek_prefill(const StepPlan& plan);
+
+/** @brief Dense layers [0, first_k_dense) under two micro-batches: each runs A0 A1 MLP, micro-batch 0 first. */
+void issue_dense_layers_split(ScheduleBuilder& b);
+
+} // namespace dbosim::sim

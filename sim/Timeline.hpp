@@ -1,0 +1,22 @@
+/* dbosim — what the engine recorded: when each op was issued by the host, and when it ran on its stream. */
+#pragma once
+#include <vector>
+
+namespace dbosim::sim {
+
+/** @brief Times of one op in microseconds from the start of its step. */
+struct OpRecord {
+  double host_begin_us = 0; ///< the host starts issuing it (launch, event and hand-off costs follow)
+  double issue_us      = 0; ///< it is on its stream's queue
+  double start_us      = 0; ///< its stream starts it
+  double end_us        = 0;
+  double sync_end_us   = -1; ///< host_sync_after_comm: the host is released (-1: no host sync after this op)
+};
+
+struct Timeline {
+  std::vector<OpRecord> ops;        ///< by schedule vertex, for the last simulated step
+  std::vector<double> step_time_us; ///< every simulated step, from the host's first issue to the last op's end
+  double step_time() const { return step_time_us.empty() ? 0 : step_time_us.back(); }
+};
+
+} // namespace dbosim::sim

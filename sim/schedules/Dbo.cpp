@@ -1,0 +1,41 @@
+/* dbosim — vLLM Dual Batch Overlap (DOMAIN.md §3). The documented steady-state order, one cycle per MoE layer L:
+ *   D1 send, A0_0, A1_0, D1 recv, D0 send, MLP_1, D0 recv, C1 send, S_1, MLP_0, C1 recv, C0 send, S_0, A0_1, A1_1,
+ *   C0 recv
+ * Micro-batch 1 runs half a layer ahead of micro-batch 0 on the comm side: the A0_1 A1_1 that close cycle L are
+ * layer L+1's, and the first MoE layer's A0_1 A1_1 form the prologue. A recv is not an op of its own: the consumer's
+ * wait on the collective's event is the data edge D -> MLP (C -> A0), and its host cost is counted there. */
+#include "sim/ScheduleRegistry.hpp"
+
+namespace dbosim::sim {
+
+Schedule build_dbo(const StepPlan& plan)
+{
+  ScheduleBuilder b(plan, "dbo");
+  const StreamId comp = StreamId::compute;
+  const StreamId comm = StreamId::comm;
+  issue_dense_layers_split(b);
+  const int first = plan.first_k_dense;
+  if (first < plan.num_layers) {
+    b.issue(OpKind::A0, first, 1, comp);
+    b.issue(OpKind::A1, first, 1, comp);
+  }
+  for (int layer = first; layer < plan.num_layers; ++layer) {
+    b.issue(OpKind::D, layer, 1, comm);
+    b.issue(OpKind::A0, layer, 0, comp);
+    b.issue(OpKind::A1, layer, 0, comp);
+    b.issue(OpKind::D, layer, 0, comm);
+    b.issue(OpKind::MLP, layer, 1, comp);
+    b.issue(OpKind::C, layer, 1, comm);
+    b.issue(OpKind::S, layer, 1, comp);
+    b.issue(OpKind::MLP, layer, 0, comp);
+    b.issue(OpKind::C, layer, 0, comm);
+    b.issue(OpKind::S, layer, 0, comp);
+    if (layer + 1 < plan.num_layers) {
+      b.issue(OpKind::A0, layer + 1, 1, comp);
+      b.issue(OpKind::A1, layer + 1, 1, comp);
+    }
+  }
+  return b.finish();
+}
+
+} // namespace dbosim::sim

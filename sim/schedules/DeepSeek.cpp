@@ -1,0 +1,73 @@
+/* dbosim — DeepSeek's own two-micro-batch overlap (DOMAIN.md §6, profile_data). */
+#include "sim/ScheduleRegistry.hpp"
+
+namespace dbosim::sim {
+
+/* Decode (low-latency kernels, no SMs held): per layer L,
+ *   [S_0 + A0_1] || D_0;  MLP_0;  A1_1 || C_0;  then roles swap:  [S_1 + A0_0(L+1)] || D_1;  MLP_1;  A1_0(L+1) || C_1.
+ * Micro-batch 0 runs half a layer ahead; the first MoE layer's A0_0 A1_0 form the prologue. */
+Schedule build_deepseek_decode(const StepPlan& plan)
+{
+  ScheduleBuilder b(plan, "deepseek_decode");
+  const StreamId comp = StreamId::compute;
+  const StreamId comm = StreamId::comm;
+  issue_dense_layers_split(b);
+  const int first = plan.first_k_dense;
+  if (first < plan.num_layers) {
+    b.issue(OpKind::A0, first, 0, comp);
+    b.issue(OpKind::A1, first, 0, comp);
+  }
+  for (int layer = first; layer < plan.num_layers; ++layer) {
+    const bool more = layer + 1 < plan.num_layers;
+    b.issue(OpKind::D, layer, 0, comm);
+    b.issue(OpKind::S, layer, 0, comp);
+    b.issue(OpKind::A0, layer, 1, comp);
+    b.issue(OpKind::MLP, layer, 0, comp);
+    b.issue(OpKind::C, layer, 0, comm);
+    b.issue(OpKind::A1, layer, 1, comp);
+    b.issue(OpKind::D, layer, 1, comm);
+    b.issue(OpKind::S, layer, 1, comp);
+    if (more)
+      b.issue(OpKind::A0, layer + 1, 0, comp);
+    b.issue(OpKind::MLP, layer, 1, comp);
+    b.issue(OpKind::C, layer, 1, comm);
+    if (more)
+      b.issue(OpKind::A1, layer + 1, 0, comp);
+  }
+  return b.finish();
+}
+
+/* Prefill (high-throughput kernels): per layer L,
+ *   ATTN_1 || C_0(L-1);  S_0(L-1);  ATTN_0 || D_1;  MLP_1 || D_0;  MLP_0 || C_1;  S_1
+ * and the last layer's C_0 and S_0 close the step. */
+Schedule build_deepseek_prefill(const StepPlan& plan)
+{
+  ScheduleBuilder b(plan, "deepseek_prefill");
+  const StreamId comp = StreamId::compute;
+  const StreamId comm = StreamId::comm;
+  issue_dense_layers_split(b);
+  const int first = plan.first_k_dense;
+  for (int layer = first; layer < plan.num_layers; ++layer) {
+    if (layer > first)
+      b.issue(OpKind::C, layer - 1, 0, comm);
+    b.issue(OpKind::A0, layer, 1, comp);
+    b.issue(OpKind::A1, layer, 1, comp);
+    if (layer > first)
+      b.issue(OpKind::S, layer - 1, 0, comp);
+    b.issue(OpKind::D, layer, 1, comm);
+    b.issue(OpKind::A0, layer, 0, comp);
+    b.issue(OpKind::A1, layer, 0, comp);
+    b.issue(OpKind::D, layer, 0, comm);
+    b.issue(OpKind::MLP, layer, 1, comp);
+    b.issue(OpKind::C, layer, 1, comm);
+    b.issue(OpKind::MLP, layer, 0, comp);
+    b.issue(OpKind::S, layer, 1, comp);
+  }
+  if (first < plan.num_layers) {
+    b.issue(OpKind::C, plan.num_layers - 1, 0, comm);
+    b.issue(OpKind::S, plan.num_layers - 1, 0, comp);
+  }
+  return b.finish();
+}
+
+} // namespace dbosim::sim
