@@ -1,0 +1,154 @@
+#include "sim/StepPlanBuilder.hpp"
+
+#include "config/InputError.hpp"
+#include "sim/ScheduleRegistry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dbosim::sim {
+
+using models::All2AllBackend;
+using models::Phase;
+
+static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSource& costs, int compute_sms,
+                                    bool partition)
+{
+  std::vector<OpSpec> out;
+  for (const models::OpCost& c : lc.ops) {
+    OpSpec s{c.kind, c.duration_us, c.duration_us, c.kernels};
+    if (partition && !is_comm_kind(c.kind))
+      s.partitioned_duration_us = costs.on_sms(c, compute_sms);
+    if (!std::isfinite(s.duration_us) || s.duration_us < 0 || !std::isfinite(s.partitioned_duration_us) ||
+        s.partitioned_duration_us < 0 || s.kernels < 0)
+      throw InternalError(fmt::format("cost model gave {} a duration of {} us ({} on {} SMs, {} kernels)",
+                                      op_kind_name(c.kind), c.duration_us, s.partitioned_duration_us, compute_sms,
+                                      c.kernels));
+    out.push_back(s);
+  }
+  return out;
+}
+
+static double interference(const models::HwProfile& hw, const char* key, StepPlan& plan)
+{
+  auto it = hw.interference.find(key);
+  if (it == hw.interference.end()) {
+    plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
+    return 1.0;
+  }
+  return it->second;
+}
+
+StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt)
+{
+  const OverlapConfig& o  = sc.overlap;
+  const WorkloadConfig& w = sc.workload;
+  const models::HwProfile& hw = sc.hw;
+  StepPlan plan;
+  plan.num_layers    = sc.model.num_layers;
+  plan.first_k_dense = std::min(sc.model.first_k_dense, sc.model.num_layers);
+  if (plan.num_layers <= 0)
+    throw InputError(sc.file, 0, 0, "model", fmt::format("model {} has no layers", sc.model.name), ">= 1 layer");
+  if (hw.sm_count <= 0)
+    throw InputError(sc.file, 0, 0, "hw", fmt::format("profile {} has no sm_count", hw.name), ">= 1");
+  if (w.tokens_per_rank < 0)
+    throw InputError(sc.file, 0, 0, "workload.tokens_per_rank", "negative token count", ">= 0");
+
+  // ---- DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils).
+  const int padded    = std::max(w.tokens_per_rank, opt.max_tokens_across_dp);
+  const bool decode   = w.phase == Phase::decode;
+  const int threshold = decode ? o.dbo_decode_token_threshold : o.dbo_prefill_token_threshold;
+  const bool split    = o.dbo_enabled() && padded >= threshold;
+  if (o.dbo_enabled() && !split)
+    plan.notes.push_back(fmt::format("DBO on, but {} tokens are below the {} threshold {}: the step runs unsplit",
+                                     padded, decode ? "decode" : "prefill", threshold));
+  const int nub = split ? o.num_ubatches() : 1;
+  if (nub > 2)
+    throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
+                     fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
+
+  // ---- Schedule.
+  plan.schedule = opt.schedule;
+  if (plan.schedule.empty())
+    plan.schedule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
+  if (split && o.async_combine)
+    plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
+                            "dbo_enabled())");
+  bool known = false;
+  for (const ScheduleEntry& e : schedule_registry())
+    if (plan.schedule == e.name) {
+      known = true;
+      if (e.num_ubatches != nub)
+        throw InputError(sc.file, 0, 0, "schedule",
+                         fmt::format("schedule {} needs {} micro-batch(es); this step has {}", e.name, e.num_ubatches,
+                                     nub),
+                         nub == 2 ? "dbo, deepseek_decode, deepseek_prefill" : "serial, async_combine");
+    }
+  if (!known)
+    throw InputError(sc.file, 0, 0, "schedule", fmt::format("unknown schedule '{}'", plan.schedule), schedule_names());
+
+  // ---- SM partition: DeepEP high-throughput under DBO holds comm_sms; low-latency holds none (max_sms_used 0).
+  const bool ht        = o.all2all_backend == All2AllBackend::deepep_high_throughput;
+  const bool host_sync = sc.execution.host_sync_after_comm;
+  if (o.dbo_comm_sms < 0 || o.dbo_comm_sms >= hw.sm_count)
+    throw InputError(sc.file, 0, 0, "overlap.dbo_comm_sms", fmt::format("{} SMs", o.dbo_comm_sms),
+                     fmt::format("0 .. {}", hw.sm_count - 1));
+  bool partition = split && ht && o.dbo_comm_sms > 0;
+  if (partition && host_sync) {
+    partition = false;
+    plan.notes.emplace_back("host_sync_after_comm (ROCm DeepEP high-throughput): comm SMs forced to 0");
+  }
+  plan.gpu.sm_count      = hw.sm_count;
+  plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
+  plan.gpu.comm_uses_sms = o.all2all_backend != All2AllBackend::deepep_low_latency;
+  if (plan.gpu.comm_uses_sms) {
+    plan.gpu.interference_shared      = interference(hw, "compute_with_comm", plan);
+    plan.gpu.interference_partitioned = interference(hw, "compute_with_comm_partitioned", plan);
+  }
+  for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned})
+    if (!(f >= 1.0) || !std::isfinite(f))
+      throw InputError(hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
+
+  // ---- Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph.
+  const bool want_graph = sc.execution.cuda_graph == CudaGraphMode::full;
+  plan.host.cuda_graph  = want_graph && decode && !host_sync;
+  if (want_graph && !plan.host.cuda_graph)
+    plan.notes.emplace_back(decode ? "host_sync_after_comm: the step runs eager (a synchronize cannot be captured)"
+                                   : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
+  if (sc.execution.cuda_graph == CudaGraphMode::piecewise)
+    plan.notes.emplace_back("cuda_graph piecewise is modelled as eager (every kernel pays its launch)");
+  plan.host.launch_cpu_us          = hw.launch_cpu_us;
+  plan.host.event_us               = hw.event_us;
+  plan.host.handoff_us             = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
+  plan.host.graph_launch_us        = hw.launch_cpu_us;
+  plan.host.graph_replay_kernel_us = hw.graph_replay_kernel_us;
+  plan.host.stream_sync_us         = hw.stream_sync_us;
+  plan.host.host_sync_after_comm   = host_sync;
+
+  // ---- Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy.
+  const int compute_sms = hw.sm_count - plan.gpu.comm_sms;
+  for (int u = 0; u < nub; ++u) {
+    const int start = padded * u / nub;
+    const int len   = padded * (u + 1) / nub - start;
+    UbatchCosts c;
+    c.tokens      = len;
+    c.real_tokens = std::clamp(w.tokens_per_rank - start, 0, len);
+    models::StepShape shape;
+    shape.phase       = w.phase;
+    shape.tokens      = len;
+    shape.context_len = w.context_len;
+    shape.batch = padded > 0 && len > 0 ? std::max(1, static_cast<int>(std::lround(1.0 * w.batch * len / padded))) : 0;
+    if (c.real_tokens == 0 && nub > 1)
+      plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
+    if (plan.first_k_dense > 0)
+      c.dense = to_specs(costs.layer(shape, false), costs, compute_sms, partition);
+    if (plan.first_k_dense < plan.num_layers)
+      c.moe = to_specs(costs.layer(shape, true), costs, compute_sms, partition);
+    plan.ubatches.push_back(std::move(c));
+  }
+  return plan;
+}
+
+} // namespace dbosim::sim

@@ -1,0 +1,32 @@
+/* dbosim — from a Scenario to the engine's StepPlan: vLLM's DBO rules (threshold, DP padding, split at padded/2,
+ * dummy micro-batches), CUDA-graph eligibility, SM partition and host costs from the profile, op costs per
+ * micro-batch shape from the cost models. */
+#pragma once
+#include "config/Scenario.hpp"
+#include "sim/StepPlan.hpp"
+
+#include <functional>
+#include <string>
+
+namespace dbosim::sim {
+
+/** @brief Where op costs come from: the models (model_cost_source) or, in tests, a synthetic function. */
+struct CostSource {
+  /** @brief Costs of one layer for one micro-batch shape. */
+  std::function<models::LayerCosts(const models::StepShape& shape, bool moe_layer)> layer;
+  /** @brief Duration (µs) of a compute op confined to `sms` SMs. */
+  std::function<double(const models::OpCost& op, int sms)> on_sms;
+};
+
+/** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */
+CostSource model_cost_source(const Scenario& sc);
+
+struct PlanOptions {
+  std::string schedule;          ///< a registry name; empty: serial, async_combine or dbo from the overlap config
+  int max_tokens_across_dp = 0;  ///< DP padding target; 0: identical ranks (this rank's tokens)
+};
+
+/** @brief Builds the plan; InputError (naming the scenario file and key) for what the engine cannot run. */
+StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt = {});
+
+} // namespace dbosim::sim
