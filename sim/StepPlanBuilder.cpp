@@ -90,7 +90,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     throw InputError(sc.file, 0, 0, "schedule", fmt::format("unknown schedule '{}'", plan.schedule), schedule_names());
 
   // ---- SM partition: DeepEP high-throughput under DBO holds comm_sms; low-latency holds none (max_sms_used 0).
-  const bool ht        = o.all2all_backend == All2AllBackend::deepep_high_throughput;
+  const bool ht        = sc.parallel.backend == All2AllBackend::deepep_high_throughput;
   const bool host_sync = sc.execution.host_sync_after_comm;
   if (o.dbo_comm_sms < 0 || o.dbo_comm_sms >= hw.sm_count)
     throw InputError(sc.file, 0, 0, "overlap.dbo_comm_sms", fmt::format("{} SMs", o.dbo_comm_sms),
@@ -102,7 +102,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   }
   plan.gpu.sm_count      = hw.sm_count;
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
-  plan.gpu.comm_uses_sms = o.all2all_backend != All2AllBackend::deepep_low_latency;
+  plan.gpu.comm_uses_sms = sc.parallel.backend != All2AllBackend::deepep_low_latency;
   if (plan.gpu.comm_uses_sms) {
     plan.gpu.interference_shared      = interference(hw, "compute_with_comm", plan);
     plan.gpu.interference_partitioned = interference(hw, "compute_with_comm_partitioned", plan);
