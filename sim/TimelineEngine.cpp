@@ -133,7 +133,7 @@ void host_loop(RunState* st)
     for (OpVertex v : st->sched->issue_order) {
       OpRecord& rec     = st->timeline.ops[v];
       rec.host_begin_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      if (eager && st->host_cost_us[v] > 0)
+      if (st->host_cost_us[v] > 0)
         sg4::this_actor::sleep_for(st->host_cost_us[v] * us);
       rec.issue_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
       if (--st->pending[v] == 0)
@@ -184,8 +184,8 @@ TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sc
       }
     if (prev_thread >= 0 && op.host_thread != prev_thread)
       cost += hp.handoff_us;
-    prev_thread     = op.host_thread;
-    host_cost_us_[v] = cost;
+    prev_thread      = op.host_thread;
+    host_cost_us_[v] = hp.cuda_graph ? 0.0 : cost; // a graph replay issues with no per-kernel host cost
   }
 }
 

@@ -21,7 +21,8 @@ public:
    *  returns the last step's timeline. `simgrid_args` are extra `--cfg`/`--log` options (after dbosim's defaults). */
   Timeline run(int steps = 1, const std::vector<std::string>& simgrid_args = {});
 
-  /** @brief Host CPU time (µs) spent before op `v` is on its stream: launches, event records/waits, hand-offs. */
+  /** @brief Host CPU time (µs) spent before op `v` is on its stream: launches, event records/waits, hand-offs;
+   *  0 under a full CUDA graph (the replay issues everything after one graph launch). */
   double host_cost_us(OpVertex v) const { return host_cost_us_[v]; }
 
 private:

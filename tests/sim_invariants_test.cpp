@@ -1,0 +1,120 @@
+/* Invariants of every replay: no two ops overlap on one stream, every dependency is respected, no op starts before
+ * the host issued it, and the host's issue times follow its costs. One schedule (one simulation) per TEST_CASE. */
+#include "sim/Metrics.hpp"
+#include "sim/ScheduleRegistry.hpp"
+#include "sim/SyntheticPlan.hpp"
+#include "sim/TimelineEngine.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace dbosim::sim;
+
+namespace {
+
+constexpr double eps_us = 1e-6;
+
+// Uneven durations so that every kind of wait occurs somewhere; an eager host with launch and event costs.
+StepPlan plan_for(const std::string& schedule, int ubatches)
+{
+  LayerDurations d;
+  d.a0_us        = 7;
+  d.a1_us        = 23;
+  d.d_us         = 41;
+  d.mlp_us       = 19;
+  d.s_us         = 11;
+  d.c_us         = 53;
+  d.dense_mlp_us = 29;
+  d.kernels_per_op = 3;
+  StepPlan p             = synthetic_plan(schedule, 6, 2, ubatches, d);
+  p.host.launch_cpu_us   = 2.5;
+  p.host.event_us        = 1;
+  p.host.handoff_us      = 4;
+  p.gpu.comm_uses_sms    = true;
+  p.gpu.interference_shared = 1.1;
+  return p;
+}
+
+void check_invariants(const StepPlan& plan)
+{
+  Schedule sched = build_schedule(plan);
+  TimelineEngine engine(sched, plan);
+  Timeline tl      = engine.run(2); // two steps: the second must replay the first's conditions exactly
+  const OpGraph& g = sched.graph;
+  REQUIRE(tl.step_time_us.size() == 2);
+  CHECK(tl.step_time_us[0] == Approx(tl.step_time_us[1]).margin(1e-6));
+
+  for (int s = 0; s < num_streams; ++s) {
+    const auto& fifo = sched.stream_order[s];
+    for (std::size_t i = 1; i < fifo.size(); ++i)
+      CHECK(tl.ops[fifo[i]].start_us >= tl.ops[fifo[i - 1]].end_us - eps_us);
+  }
+  for (auto [e, end] = boost::edges(g); e != end; ++e)
+    CHECK(tl.ops[boost::target(*e, g)].start_us >= tl.ops[boost::source(*e, g)].end_us - eps_us);
+  double host_t = 0;
+  for (OpVertex v : sched.issue_order) {
+    const OpRecord& r = tl.ops[v];
+    CHECK(r.start_us >= r.issue_us - eps_us);
+    CHECK(r.host_begin_us >= host_t - eps_us); // the host issues in order
+    CHECK(r.issue_us - r.host_begin_us == Approx(engine.host_cost_us(v)).margin(eps_us));
+    host_t = r.sync_end_us >= 0 ? r.sync_end_us : r.issue_us;
+  }
+  // The step ends with its last op, and the critical path accounts for all of it.
+  double last = 0;
+  for (const OpRecord& r : tl.ops)
+    last = std::max(last, r.end_us);
+  CHECK(tl.step_time() == Approx(last).margin(eps_us));
+  Metrics m   = compute_metrics(sched, tl);
+  double path = 0;
+  for (const auto& [k, us] : m.critical_path_us)
+    path += us;
+  CHECK(path == Approx(m.step_time_us).margin(1e-3));
+  CHECK(m.exposed_comm_us + m.overlap_us == Approx(m.comm_us).margin(1e-6));
+}
+
+} // namespace
+
+TEST_CASE("sim::invariants: serial", "[quick]")
+{
+  check_invariants(plan_for("serial", 1));
+}
+
+TEST_CASE("sim::invariants: async_combine", "[quick]")
+{
+  check_invariants(plan_for("async_combine", 1));
+}
+
+TEST_CASE("sim::invariants: dbo", "[quick]")
+{
+  check_invariants(plan_for("dbo", 2));
+}
+
+TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
+{
+  StepPlan p                  = plan_for("dbo", 2);
+  p.host.host_sync_after_comm = true;
+  p.host.stream_sync_us       = 5;
+  check_invariants(p);
+}
+
+TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[quick]")
+{
+  StepPlan p                    = plan_for("dbo", 2);
+  p.host.cuda_graph             = true;
+  p.host.graph_launch_us        = 3;
+  p.host.graph_replay_kernel_us = 0.5;
+  p.gpu.comm_sms                = 20;
+  p.gpu.interference_partitioned = 1.05;
+  check_invariants(p);
+}
+
+TEST_CASE("sim::invariants: deepseek_decode", "[quick]")
+{
+  check_invariants(plan_for("deepseek_decode", 2));
+}
+
+TEST_CASE("sim::invariants: deepseek_prefill", "[quick]")
+{
+  check_invariants(plan_for("deepseek_prefill", 2));
+}

@@ -1,0 +1,195 @@
+/* StepPlanBuilder: vLLM's DBO rules and the engine settings derived from a Scenario, with synthetic op costs. */
+#include "config/InputError.hpp"
+#include "sim/StepPlanBuilder.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace dbosim;
+using namespace dbosim::sim;
+using models::OpKind;
+
+namespace {
+
+// Costs linear in tokens with a latency floor; compute ops on s SMs take sm_count/s times longer.
+CostSource linear_costs(int sm_count)
+{
+  return CostSource{
+      [](const models::StepShape& shape, bool moe) {
+        models::LayerCosts lc;
+        lc.moe = moe;
+        auto op = [&](OpKind k, double per_token_us) {
+          models::OpCost c;
+          c.kind        = k;
+          c.duration_us = 5 + per_token_us * shape.tokens;
+          c.kernels     = 2;
+          lc.ops.push_back(c);
+        };
+        op(OpKind::A0, 0.05);
+        op(OpKind::A1, 0.1);
+        if (moe)
+          op(OpKind::D, 0.2);
+        op(OpKind::MLP, 0.1);
+        if (moe) {
+          op(OpKind::S, 0.03);
+          op(OpKind::C, 0.3);
+        }
+        return lc;
+      },
+      [sm_count](const models::OpCost& c, int sms) { return c.duration_us * sm_count / sms; },
+  };
+}
+
+Scenario scenario(int tokens)
+{
+  Scenario s;
+  s.file                     = "test.yaml";
+  s.model.name               = "toy";
+  s.model.num_layers         = 4;
+  s.model.first_k_dense      = 1;
+  s.hw.name                  = "toy-gpu";
+  s.hw.sm_count              = 132;
+  s.hw.launch_cpu_us         = 4;
+  s.hw.event_us              = 1;
+  s.hw.stream_sync_us        = 10;
+  s.hw.graph_replay_kernel_us = 0.5;
+  s.workload.phase           = models::Phase::decode;
+  s.workload.tokens_per_rank = tokens;
+  s.workload.batch           = tokens;
+  s.workload.context_len     = 4096;
+  s.overlap.enable_dbo       = true;
+  s.parallel.backend         = models::All2AllBackend::deepep_low_latency;
+  s.execution.cuda_graph     = CudaGraphMode::full;
+  return s;
+}
+
+bool has_note(const StepPlan& p, const std::string& word)
+{
+  return std::any_of(p.notes.begin(), p.notes.end(),
+                     [&](const std::string& n) { return n.find(word) != std::string::npos; });
+}
+
+} // namespace
+
+TEST_CASE("sim::StepPlanBuilder: DBO splits at padded/2 only from the phase's threshold", "[quick]")
+{
+  SECTION("below the decode threshold: unsplit, serial")
+  {
+    StepPlan p = build_step_plan(scenario(31), linear_costs(132));
+    CHECK(p.num_ubatches() == 1);
+    CHECK(p.schedule == "serial");
+    CHECK(has_note(p, "threshold"));
+  }
+  SECTION("at the threshold: two micro-batches of padded/2")
+  {
+    StepPlan p = build_step_plan(scenario(33), linear_costs(132));
+    REQUIRE(p.num_ubatches() == 2);
+    CHECK(p.schedule == "dbo");
+    CHECK(p.ubatches[0].tokens == 16);
+    CHECK(p.ubatches[1].tokens == 17);
+    CHECK(p.ubatches[1].find(true, OpKind::D)->duration_us == Approx(5 + 0.2 * 17));
+    CHECK(p.ubatches[0].find(false, OpKind::D) == nullptr); // dense layers have no all-to-all
+  }
+  SECTION("prefill uses the prefill threshold (512)")
+  {
+    Scenario s       = scenario(500);
+    s.workload.phase = models::Phase::prefill;
+    CHECK(build_step_plan(s, linear_costs(132)).num_ubatches() == 1);
+    s.workload.tokens_per_rank = 512;
+    CHECK(build_step_plan(s, linear_costs(132)).num_ubatches() == 2);
+  }
+}
+
+TEST_CASE("sim::StepPlanBuilder: DP padding and dummy micro-batches", "[quick]")
+{
+  PlanOptions opt;
+  opt.max_tokens_across_dp = 64; // another DP rank has 64 tokens: this one pads to 64 and splits
+  StepPlan p = build_step_plan(scenario(10), linear_costs(132), opt);
+  REQUIRE(p.num_ubatches() == 2);
+  CHECK(p.ubatches[0].tokens == 32);
+  CHECK(p.ubatches[0].real_tokens == 10);
+  CHECK(p.ubatches[1].tokens == 32);
+  CHECK(p.ubatches[1].real_tokens == 0);
+  CHECK(has_note(p, "dummy"));
+  // The dummy still pays its collectives: the same cost as the real micro-batch of the same padded size.
+  CHECK(p.ubatches[1].find(true, OpKind::C)->duration_us == p.ubatches[0].find(true, OpKind::C)->duration_us);
+}
+
+TEST_CASE("sim::StepPlanBuilder: async combine is forced synchronous under DBO", "[quick]")
+{
+  Scenario s              = scenario(64);
+  s.overlap.async_combine = true;
+  StepPlan p              = build_step_plan(s, linear_costs(132));
+  CHECK(p.schedule == "dbo");
+  CHECK(has_note(p, "forced synchronous"));
+  s.overlap.enable_dbo = false;
+  CHECK(build_step_plan(s, linear_costs(132)).schedule == "async_combine");
+}
+
+TEST_CASE("sim::StepPlanBuilder: CUDA graphs only for uniform decode", "[quick]")
+{
+  Scenario s = scenario(64);
+  CHECK(build_step_plan(s, linear_costs(132)).host.cuda_graph);
+  s.workload.phase           = models::Phase::prefill;
+  s.workload.tokens_per_rank = 1024;
+  StepPlan p                 = build_step_plan(s, linear_costs(132));
+  CHECK_FALSE(p.host.cuda_graph);
+  CHECK(has_note(p, "eager"));
+}
+
+TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under DBO only", "[quick]")
+{
+  Scenario s             = scenario(64);
+  s.parallel.backend     = models::All2AllBackend::deepep_high_throughput;
+  s.overlap.dbo_comm_sms = 20;
+  s.hw.interference["compute_with_comm"]             = 1.2;
+  s.hw.interference["compute_with_comm_partitioned"] = 1.05;
+  StepPlan p = build_step_plan(s, linear_costs(132));
+  CHECK(p.gpu.comm_sms == 20);
+  CHECK(p.gpu.comm_uses_sms);
+  CHECK(p.gpu.interference_partitioned == 1.05);
+  const OpSpec* mlp = p.ubatches[0].find(true, OpKind::MLP);
+  CHECK(mlp->partitioned_duration_us == Approx(mlp->duration_us * 132 / 112));
+  CHECK(p.ubatches[0].find(true, OpKind::D)->partitioned_duration_us ==
+        p.ubatches[0].find(true, OpKind::D)->duration_us);
+
+  SECTION("low-latency kernels hold no SMs")
+  {
+    s.parallel.backend = models::All2AllBackend::deepep_low_latency;
+    StepPlan ll        = build_step_plan(s, linear_costs(132));
+    CHECK(ll.gpu.comm_sms == 0);
+    CHECK_FALSE(ll.gpu.comm_uses_sms);
+  }
+  SECTION("the ROCm host sync forces comm SMs to 0 and the step eager")
+  {
+    s.execution.host_sync_after_comm = true;
+    StepPlan r                       = build_step_plan(s, linear_costs(132));
+    CHECK(r.gpu.comm_sms == 0);
+    CHECK(r.host.host_sync_after_comm);
+    CHECK_FALSE(r.host.cuda_graph);
+  }
+  SECTION("no partition without DBO")
+  {
+    s.overlap.enable_dbo = false;
+    CHECK(build_step_plan(s, linear_costs(132)).gpu.comm_sms == 0);
+  }
+}
+
+TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and the valid values", "[quick]")
+{
+  Scenario s = scenario(64);
+  PlanOptions opt;
+  opt.schedule = "tbo";
+  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
+                    Catch::Contains("schedule") && Catch::Contains("deepseek_decode"));
+  opt.schedule = "async_combine"; // needs one micro-batch, the step has two
+  CHECK_THROWS_AS(build_step_plan(s, linear_costs(132), opt), InputError);
+  opt.schedule           = "";
+  s.overlap.dbo_comm_sms = 132;
+  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("dbo_comm_sms"));
+  s.overlap.dbo_comm_sms = 20;
+  s.overlap.ubatch_size  = 4;
+  s.overlap.enable_dbo   = false;
+  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("ubatch_size"));
+}
