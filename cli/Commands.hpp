@@ -8,6 +8,8 @@ struct RunOptions {
   std::string scenario;
   std::string out_dir = "out";
   bool help_params    = false;
+  std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
+  bool compare = false; ///< also run overlap off / async combine / DBO side by side
 };
 
 /** @brief `dbosim run SCENARIO [--out DIR]`: simulate one scenario, print its summary, write DIR/summary.json. */

@@ -1,5 +1,6 @@
 #include "cli/Commands.hpp"
 #include "cli/CostReport.hpp"
+#include "cli/EngineRun.hpp"
 #include "config/AtomicFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
@@ -24,6 +25,9 @@ int run_command(const RunOptions& opt)
   summary["model"]    = s.model.name;
   summary["seed"]     = s.seed;
   summary["costs"]    = cost_report_json(s, cost);
+  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare});
+  for (auto it = timeline.begin(); it != timeline.end(); ++it)
+    summary[it.key()] = it.value();
   write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");
   fmt::print("wrote {}/summary.json\n", opt.out_dir);
   return 0;

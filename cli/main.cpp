@@ -18,6 +18,10 @@ int main(int argc, char** argv)
   run->add_option("scenario", run_opt.scenario, "Scenario YAML (see scenarios/)");
   run->add_option("--out", run_opt.out_dir, "Output folder")->capture_default_str();
   run->add_flag("--help-params", run_opt.help_params, "Print every scenario parameter (unit, default, range, doc)");
+  run->add_option("--schedule", run_opt.schedule,
+                  "Engine schedule: serial, async_combine, dbo, deepseek_decode, deepseek_prefill (default: from the "
+                  "scenario's overlap settings)");
+  run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 

@@ -6,7 +6,7 @@
 
 namespace dbosim::sim {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 static double ns(double us)
 {

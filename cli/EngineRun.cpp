@@ -1,0 +1,112 @@
+#include "cli/EngineRun.hpp"
+
+#include "config/AtomicFile.hpp"
+#include "config/InputError.hpp"
+#include "sim/Metrics.hpp"
+#include "sim/ScheduleRegistry.hpp"
+#include "sim/StepPlanBuilder.hpp"
+#include "sim/Summary.hpp"
+#include "sim/TimelineEngine.hpp"
+#include "sim/TraceWriter.hpp"
+
+#include <fmt/format.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+namespace dbosim::cli {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+/** One simulation: plan, schedule, replay, metrics; writes summary.json (when asked) and trace.json. */
+json simulate(const Scenario& s, const std::string& out_dir, const std::string& schedule, bool print,
+              bool write_summary)
+{
+  sim::PlanOptions popt;
+  popt.schedule              = schedule;
+  const sim::StepPlan plan   = sim::build_step_plan(s, sim::model_cost_source(s), popt);
+  const sim::Schedule sched  = sim::build_schedule(plan);
+  sim::TimelineEngine engine(sched, plan);
+  const sim::Timeline tl     = engine.run();
+  const sim::Metrics m       = sim::compute_metrics(sched, tl);
+  json summary               = sim::summary_json(plan, m);
+  write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
+  if (write_summary)
+    write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
+  if (print)
+    fmt::print("{}wrote {}/trace.json\n", sim::summary_text(plan, m), out_dir);
+  return summary;
+}
+
+struct Mode {
+  const char* label;
+  bool dbo;
+  bool async_combine;
+};
+constexpr Mode compare_modes[] = {{"overlap_off", false, false}, {"async_combine", false, true}, {"dbo", true, false}};
+
+/** Runs each mode in a forked child (a fresh SimGrid per simulation) and reads back its summary. */
+json compare(const Scenario& s, const std::string& out_dir)
+{
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<std::string> labels;
+  std::vector<json> summaries;
+  for (const Mode& mode : compare_modes) {
+    Scenario variant              = s;
+    variant.overlap.enable_dbo    = mode.dbo;
+    variant.overlap.ubatch_size   = 0;
+    variant.overlap.async_combine = mode.async_combine;
+    const std::string dir         = out_dir + "/compare/" + mode.label;
+    const pid_t pid               = fork();
+    if (pid < 0)
+      throw InternalError("--compare: fork failed");
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        simulate(variant, dir, "", false, true);
+      } catch (const InputError& e) {
+        fmt::print(stderr, "dbosim: error ({}): {}\n", mode.label, e.what());
+        rc = 2;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "dbosim: internal error ({}): {}\n", mode.label, e.what());
+        rc = 1;
+      }
+      std::fflush(stderr);
+      _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw InternalError(fmt::format("--compare: the {} run failed (status {})", mode.label, status));
+    std::ifstream in(dir + "/summary.json");
+    labels.emplace_back(mode.label);
+    summaries.push_back(json::parse(in));
+  }
+  fmt::print("{}", sim::compare_text(labels, summaries));
+  json out = json::object();
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    out[labels[i]] = summaries[i];
+  return out;
+}
+
+} // namespace
+
+json run_engine(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt)
+{
+  json cmp;
+  if (opt.compare)
+    cmp = compare(s, out_dir); // before this process starts its own SimGrid
+  json summary = simulate(s, out_dir, opt.schedule, true, false);
+  if (opt.compare)
+    summary["compare"] = std::move(cmp);
+  return summary;
+}
+
+} // namespace dbosim::cli
