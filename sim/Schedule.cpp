@@ -54,7 +54,9 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
   op.partitioned_duration_us = spec->partitioned_duration_us;
   op.kernels                 = spec->kernels;
   op.dummy                   = plan_.ubatches[ub].real_tokens == 0;
-  OpVertex v                 = boost::add_vertex(op, sched_.graph);
+  // add_vertex(g) then assign: the add_vertex(property, g) overload trips GCC's -Wmaybe-uninitialized under ASan.
+  OpVertex v      = boost::add_vertex(sched_.graph);
+  sched_.graph[v] = op;
 
   switch (k) {
     case OpKind::A0:

@@ -59,7 +59,9 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
       events.push_back(slice("synchronize", "host_sync", host_tid, r.issue_us, r.sync_end_us));
   }
 
-  // Flow arrows: producer slice -> consumer slice, for each data edge across streams (a CUDA event wait).
+  // Flow arrows: producer slice -> consumer slice, for each data edge across streams (a CUDA event wait). Each end sits
+  // mid-slice so that it binds to that slice, not to a neighbour that ends or starts at the same instant.
+  auto mid = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
   int flow_id = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const OpVertex u = boost::source(*e, g);
@@ -68,9 +70,9 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
       continue;
     ++flow_id;
     events.push_back(json{{"ph", "s"}, {"name", "event"}, {"cat", "wait"}, {"id", flow_id}, {"pid", rank_pid},
-                          {"tid", stream_tid(g[u].stream)}, {"ts", ns(tl.ops[u].start_us)}});
+                          {"tid", stream_tid(g[u].stream)}, {"ts", mid(u)}});
     events.push_back(json{{"ph", "f"}, {"bp", "e"}, {"name", "event"}, {"cat", "wait"}, {"id", flow_id},
-                          {"pid", rank_pid}, {"tid", stream_tid(g[v].stream)}, {"ts", ns(tl.ops[v].start_us)}});
+                          {"pid", rank_pid}, {"tid", stream_tid(g[v].stream)}, {"ts", mid(v)}});
   }
 
   // SM partition: compute SMs for the whole step, comm SMs while an SM-holding comm kernel runs.

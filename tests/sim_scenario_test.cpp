@@ -4,14 +4,20 @@
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/StepPlanBuilder.hpp"
+#include "sim/TimelineCheck.hpp"
 #include "sim/TimelineEngine.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -119,4 +125,72 @@ TEST_CASE("sim::scenario: repeated runs write byte-identical summary and trace",
     CHECK(a.size() > 100);
     CHECK(a == b);
   }
+}
+
+TEST_CASE("sim::scenario: every shipped scenario's replay satisfies the timeline invariants", "[quick]")
+{
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir + "/scenarios"))
+    if (entry.path().extension() == ".yaml")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 5);
+  for (const std::string& file : files) {
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int bad = 0;
+      try {
+        const Scenario s     = load_scenario(file);
+        const StepPlan plan  = build_step_plan(s, model_cost_source(s));
+        const Schedule sched = build_schedule(plan);
+        TimelineEngine engine(sched, plan);
+        const Timeline tl = engine.run();
+        for (const std::string& v : timeline_violations(sched, tl)) {
+          std::fprintf(stderr, "%s: %s\n", file.c_str(), v.c_str());
+          ++bad;
+        }
+        const Metrics m = compute_metrics(sched, tl);
+        double path     = 0;
+        for (const auto& [k, us] : m.critical_path_us)
+          path += us;
+        if (std::abs(path - m.step_time_us) > 1e-3 * m.step_time_us) {
+          std::fprintf(stderr, "%s: critical path %f != step %f\n", file.c_str(), path, m.step_time_us);
+          ++bad;
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", file.c_str(), e.what());
+        ++bad;
+      }
+      std::fflush(stderr);
+      _exit(bad == 0 ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    INFO(file);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+TEST_CASE("sim::scenario: dbosim run --compare writes and tabulates overlap off / async combine / DBO", "[quick]")
+{
+  const std::string out = "sim_compare_out";
+  const std::string cmd = std::string(DBOSIM_BINARY) + " run " + source_dir +
+                          "/scenarios/dsv3_decode_ep32_dbo.yaml --compare --out " + out + " > " + out + ".txt";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string printed = slurp(out + ".txt");
+  CHECK(printed.find("overlap_off") != std::string::npos);
+  CHECK(printed.find("speedup") != std::string::npos);
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  for (const char* mode : {"overlap_off", "async_combine", "dbo"}) {
+    INFO(mode);
+    CHECK(summary.at("compare").at(mode).at("step_time_us").get<double>() > 0);
+    CHECK(slurp(out + "/compare/" + mode + "/trace.json").size() > 100);
+  }
+  CHECK(summary.at("compare").at("overlap_off").at("schedule") == "serial");
+  CHECK(summary.at("compare").at("async_combine").at("schedule") == "async_combine");
+  // The main run is the scenario as given (DBO here): the same figure as the compare's DBO column.
+  CHECK(summary.at("step_time_us") == summary.at("compare").at("dbo").at("step_time_us"));
 }

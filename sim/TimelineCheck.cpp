@@ -1,0 +1,55 @@
+#include "sim/TimelineCheck.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dbosim::sim {
+
+static std::string op_label(const Schedule& s, OpVertex v)
+{
+  const Op& op = s.graph[v];
+  return fmt::format("{}(layer {}, ubatch {})", op_kind_name(op.kind), op.layer, op.ubatch);
+}
+
+std::vector<std::string> timeline_violations(const Schedule& sched, const Timeline& tl, double tol_us)
+{
+  std::vector<std::string> out;
+  const OpGraph& g = sched.graph;
+  if (tl.ops.size() != sched.num_ops())
+    return {fmt::format("timeline has {} ops, schedule {}", tl.ops.size(), sched.num_ops())};
+  for (int s = 0; s < num_streams; ++s) {
+    // Sort by start, independently of the FIFO order, so that an overlap is caught whatever caused it.
+    std::vector<OpVertex> ops = sched.stream_order[s];
+    std::sort(ops.begin(), ops.end(), [&](OpVertex a, OpVertex b) { return tl.ops[a].start_us < tl.ops[b].start_us; });
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (tl.ops[ops[i]].start_us < tl.ops[ops[i - 1]].end_us - tol_us)
+        out.push_back(fmt::format("{} stream: {} starts at {} before {} ends at {}", stream_name(StreamId(s)),
+                                  op_label(sched, ops[i]), tl.ops[ops[i]].start_us, op_label(sched, ops[i - 1]),
+                                  tl.ops[ops[i - 1]].end_us));
+  }
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    const OpVertex u = boost::source(*e, g);
+    const OpVertex v = boost::target(*e, g);
+    if (tl.ops[v].start_us < tl.ops[u].end_us - tol_us)
+      out.push_back(fmt::format("{} starts at {} before its dependency {} ends at {}", op_label(sched, v),
+                                tl.ops[v].start_us, op_label(sched, u), tl.ops[u].end_us));
+  }
+  double host_t = 0;
+  double last   = 0;
+  for (OpVertex v : sched.issue_order) {
+    const OpRecord& r = tl.ops[v];
+    if (r.start_us < r.issue_us - tol_us)
+      out.push_back(fmt::format("{} starts at {} before its host issue at {}", op_label(sched, v), r.start_us,
+                                r.issue_us));
+    if (r.host_begin_us < host_t - tol_us || r.issue_us < r.host_begin_us - tol_us)
+      out.push_back(fmt::format("host issues {} out of order", op_label(sched, v)));
+    host_t = r.sync_end_us >= 0 ? r.sync_end_us : r.issue_us;
+    last   = std::max(last, r.end_us);
+  }
+  if (std::abs(tl.step_time() - last) > tol_us)
+    out.push_back(fmt::format("step time {} is not the last op's end {}", tl.step_time(), last));
+  return out;
+}
+
+} // namespace dbosim::sim

@@ -1,0 +1,48 @@
+/* The invariant checker itself must catch broken timelines (no simulation here). */
+#include "sim/ScheduleRegistry.hpp"
+#include "sim/SyntheticPlan.hpp"
+#include "sim/TimelineCheck.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace dbosim::sim;
+
+TEST_CASE("sim::TimelineCheck: catches overlap on a stream, a broken dependency, an early start", "[quick]")
+{
+  LayerDurations d;
+  d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
+  const StepPlan plan  = synthetic_plan("serial", 1, 0, 1, d);
+  const Schedule sched = build_schedule(plan);
+  // A valid serial timeline: ops back to back from t = 0, issued at 0.
+  Timeline tl;
+  double t = 0;
+  for (OpVertex v : sched.issue_order) {
+    const double dur = sched.graph[v].duration_us;
+    tl.ops.resize(sched.num_ops());
+    tl.ops[v] = OpRecord{0, 0, t, t + dur, -1};
+    t += dur;
+  }
+  tl.step_time_us = {t};
+  CHECK(timeline_violations(sched, tl).empty());
+
+  SECTION("two ops overlap on the stream (and the second starts before its producer ends)")
+  {
+    // A1 starts 5 µs before A0 ends: the stream overlap, plus both edges A0 -> A1 (data and stream order).
+    const OpVertex second = sched.issue_order[1];
+    tl.ops[second].start_us -= 5;
+    CHECK(timeline_violations(sched, tl).size() == 3);
+  }
+  SECTION("an op starts before the host issued it")
+  {
+    const OpVertex first = sched.issue_order[0];
+    tl.ops[first].issue_us = 3;
+    const auto v = timeline_violations(sched, tl);
+    REQUIRE(!v.empty());
+    CHECK_THAT(v.front(), Catch::Contains("before its host issue"));
+  }
+  SECTION("the step time is not the last op's end")
+  {
+    tl.step_time_us = {t + 1};
+    CHECK(timeline_violations(sched, tl).size() == 1);
+  }
+}
