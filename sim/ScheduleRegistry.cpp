@@ -43,8 +43,9 @@ Schedule build_schedule(const StepPlan& plan)
 
 void issue_dense_layers_split(ScheduleBuilder& b)
 {
-  for (int layer = 0; layer < b.plan().first_k_dense && layer < b.plan().num_layers; ++layer)
-    for (int ub = 0; ub < 2; ++ub)
+  // A micro-batch thread only yields at a collective, and dense layers have none: each thread runs all of them.
+  for (int ub = 0; ub < 2; ++ub)
+    for (int layer = 0; layer < b.plan().first_k_dense && layer < b.plan().num_layers; ++layer)
       b.issue_serial_layer(layer, ub, StreamId::compute);
 }
 

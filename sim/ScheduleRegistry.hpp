@@ -31,7 +31,8 @@ Schedule build_dbo(const StepPlan& plan);
 Schedule build_deepseek_decode(const StepPlan& plan);
 Schedule build_deepseek_prefill(const StepPlan& plan);
 
-/** @brief Dense layers [0, first_k_dense) under two micro-batches: each runs A0 A1 MLP, micro-batch 0 first. */
+/** @brief Dense layers [0, first_k_dense) under two micro-batches: micro-batch 0 runs all of them (A0 A1 MLP each),
+ *  then micro-batch 1 (a thread yields only at a collective). */
 void issue_dense_layers_split(ScheduleBuilder& b);
 
 } // namespace dbosim::sim
