@@ -24,7 +24,9 @@ struct HostParams {
   double event_us = 0;         ///< eager: host time per cudaEventRecord / cudaStreamWaitEvent
   double handoff_us = 0;       ///< eager: a DBO CPU hand-off (yield) between micro-batch threads
   double graph_launch_us = 0;  ///< graph: one launch of the whole step's graph
-  double graph_replay_kernel_us = 0; ///< graph: GPU-side gap per kernel inside the replay
+  /** GPU-side gap per kernel, eager or graph (the profile's graph_replay_kernel_us: the gap between kernels when the
+   *  host is not the limit; an eager kernel pays it too, after its host launch). */
+  double kernel_gap_us = 0;
   double stream_sync_us = 0;   ///< host synchronize round trip
   bool host_sync_after_comm = false; ///< block the host until the comm stream drains after each D and C
 };

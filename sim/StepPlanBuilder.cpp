@@ -123,7 +123,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   plan.host.event_us               = hw.event_us;
   plan.host.handoff_us             = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
   plan.host.graph_launch_us        = hw.launch_cpu_us;
-  plan.host.graph_replay_kernel_us = hw.graph_replay_kernel_us;
+  plan.host.kernel_gap_us          = hw.graph_replay_kernel_us;
   plan.host.stream_sync_us         = hw.stream_sync_us;
   plan.host.host_sync_after_comm   = host_sync;
 

@@ -233,8 +233,7 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
       if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream)
         st.cross_consumers[v].push_back(boost::target(*e, g));
     double d = is_comm_kind(op.kind) || !partition ? op.duration_us : op.partitioned_duration_us;
-    if (hp.cuda_graph)
-      d += op.kernels * hp.graph_replay_kernel_us;
+    d += op.kernels * hp.kernel_gap_us;
     if (is_comm_kind(op.kind)) {
       st.fabric_work[v] = d;
       if (gp.comm_uses_sms) {

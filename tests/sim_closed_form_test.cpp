@@ -198,3 +198,14 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
   const OpRecord& a00 = find(r, OpKind::A0, 0, 0);
   CHECK(a00.end_us - a00.start_us == Approx(15).margin(tol_us));
 }
+
+TEST_CASE("sim::closed form: a fast eager host hides its launches; kernel gaps stay on the GPU", "[quick]")
+{
+  // 0.5 µs per launch, 1 µs GPU gap per kernel, 12 single-kernel ops of 280 µs in all: only the first launch is
+  // exposed, every gap is paid: 0.5 + 280 + 12 = 292.5 µs. (A full graph would pay the same gaps: eager >= graph.)
+  StepPlan plan           = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  plan.host.launch_cpu_us = 0.5;
+  plan.host.kernel_gap_us = 1;
+  Run r = replay(plan);
+  CHECK(r.m.step_time_us == Approx(0.5 + 280 + 12).margin(tol_us));
+}

@@ -88,7 +88,7 @@ TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[
   StepPlan p                    = plan_for("dbo", 2);
   p.host.cuda_graph             = true;
   p.host.graph_launch_us        = 3;
-  p.host.graph_replay_kernel_us = 0.5;
+  p.host.kernel_gap_us          = 0.5;
   p.gpu.comm_sms                = 20;
   p.gpu.interference_partitioned = 1.05;
   check_invariants(p);
