@@ -29,13 +29,13 @@ json simulate(const Scenario& s, const std::string& out_dir, const std::string& 
               bool write_summary)
 {
   sim::PlanOptions popt;
-  popt.schedule              = schedule;
-  const sim::StepPlan plan   = sim::build_step_plan(s, sim::model_cost_source(s), popt);
-  const sim::Schedule sched  = sim::build_schedule(plan);
+  popt.schedule             = schedule;
+  const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
+  const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
-  const sim::Timeline tl     = engine.run();
-  const sim::Metrics m       = sim::compute_metrics(sched, tl);
-  json summary               = sim::summary_json(plan, m);
+  const sim::Timeline tl = engine.run();
+  const sim::Metrics m   = sim::compute_metrics(sched, tl);
+  json summary           = sim::summary_json(plan, m);
   write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");

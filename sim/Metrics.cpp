@@ -32,7 +32,7 @@ double union_length(Intervals intervals)
 /** Length of the intersection of two merged interval lists. */
 static double intersection_length(const Intervals& x, const Intervals& y)
 {
-  double total = 0;
+  double total  = 0;
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < x.size() && j < y.size()) {
@@ -93,7 +93,7 @@ public:
       // Host side of op v: [host_begin, issue] is its launch cost.
       add(path, "idle", t - r.issue_us);
       add(path, "host_launch", r.issue_us - r.host_begin_us);
-      t = r.host_begin_us;
+      t             = r.host_begin_us;
       const int idx = sched_.graph[v].issue_index;
       if (idx == 0) {
         add(path, "host_launch", t); // graph launch before the first issue
@@ -134,8 +134,8 @@ private:
 Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
 {
   Metrics m;
-  m.step_time_us = tl.step_time();
-  const OpGraph& g = sched.graph;
+  m.step_time_us      = tl.step_time();
+  const OpGraph& g    = sched.graph;
   const std::size_t n = sched.num_ops();
 
   std::vector<double> layer_end(static_cast<std::size_t>(sched.num_layers), 0.0);
@@ -145,8 +145,8 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
   double host_busy = 0;
   OpVertex last    = 0;
   for (OpVertex v = 0; v < n; ++v) {
-    const Op& op      = g[v];
-    const OpRecord& r = tl.ops[v];
+    const Op& op                                  = g[v];
+    const OpRecord& r                             = tl.ops[v];
     layer_end[static_cast<std::size_t>(op.layer)] = std::max(layer_end[static_cast<std::size_t>(op.layer)], r.end_us);
     (is_comm_kind(op.kind) ? comm : compute).emplace_back(r.start_us, r.end_us);
     busy[static_cast<int>(op.stream)] += r.end_us - r.start_us;
@@ -166,10 +166,10 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
   }
   const Intervals comm_u    = merged(comm);
   const Intervals compute_u = merged(compute);
-  m.comm_us          = union_length(comm_u);
-  m.compute_us       = union_length(compute_u);
-  m.overlap_us       = intersection_length(comm_u, compute_u);
-  m.exposed_comm_us  = m.comm_us - m.overlap_us;
+  m.comm_us                 = union_length(comm_u);
+  m.compute_us              = union_length(compute_u);
+  m.overlap_us              = intersection_length(comm_u, compute_u);
+  m.exposed_comm_us         = m.comm_us - m.overlap_us;
   for (int s = 0; s < num_streams; ++s)
     m.stream_busy_pct[s] = m.step_time_us > 0 ? 100.0 * busy[s] / m.step_time_us : 0;
   m.host_busy_pct = m.step_time_us > 0 ? 100.0 * host_busy / m.step_time_us : 0;

@@ -8,9 +8,6 @@ const char* op_kind_name(OpKind k)
   return names[static_cast<int>(k)];
 }
 
-const char* stream_name(StreamId s)
-{
-  return s == StreamId::compute ? "compute" : "comm";
-}
+const char* stream_name(StreamId s) { return s == StreamId::compute ? "compute" : "comm"; }
 
 } // namespace dbosim::sim

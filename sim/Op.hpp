@@ -11,7 +11,7 @@ using models::OpKind;
 
 /** @brief The two CUDA streams of a rank (vLLM: one shared compute stream, one shared comm stream). */
 enum class StreamId : std::uint8_t { compute = 0, comm = 1 };
-inline constexpr int num_streams = 2;
+inline constexpr int num_streams  = 2;
 inline constexpr int num_op_kinds = 6;
 
 /** @brief "A0", "A1", "D", "MLP", "S", "C" (no allocation: used in the hot path and in traces). */
@@ -23,24 +23,24 @@ inline bool is_comm_kind(OpKind k) { return k == OpKind::D || k == OpKind::C; }
 
 /** @brief Cost of one op for one micro-batch shape, as the engine needs it. */
 struct OpSpec {
-  OpKind kind = OpKind::A0;
-  double duration_us = 0;             ///< compute: on the whole GPU; D/C: alone on the fabric
+  OpKind kind                    = OpKind::A0;
+  double duration_us             = 0; ///< compute: on the whole GPU; D/C: alone on the fabric
   double partitioned_duration_us = 0; ///< compute: on the SMs an SM partition leaves it (= duration_us without one)
-  int kernels = 1;                    ///< kernel launches the host issues for it
+  int kernels                    = 1; ///< kernel launches the host issues for it
 };
 
 /** @brief A vertex of the schedule DAG. */
 struct Op {
-  OpKind kind = OpKind::A0;
-  int layer  = 0;
-  int ubatch = 0;
-  StreamId stream = StreamId::compute;
-  int host_thread = 0;  ///< the host thread (micro-batch) that issues it
-  int issue_index = 0;  ///< position in the host issue order
-  double duration_us = 0;
+  OpKind kind                    = OpKind::A0;
+  int layer                      = 0;
+  int ubatch                     = 0;
+  StreamId stream                = StreamId::compute;
+  int host_thread                = 0; ///< the host thread (micro-batch) that issues it
+  int issue_index                = 0; ///< position in the host issue order
+  double duration_us             = 0;
   double partitioned_duration_us = 0;
-  int kernels = 1;
-  bool dummy  = false; ///< an empty micro-batch's op (DP padding): it still runs, and its collectives are paid
+  int kernels                    = 1;
+  bool dummy = false; ///< an empty micro-batch's op (DP padding): it still runs, and its collectives are paid
 };
 
 } // namespace dbosim::sim

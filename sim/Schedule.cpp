@@ -34,15 +34,15 @@ void ScheduleBuilder::add_dep(OpVertex consumer, int ub, int layer, OpKind k)
 void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
 {
   if (layer < 0 || layer >= plan_.num_layers || ub < 0 || ub >= plan_.num_ubatches())
-    throw InternalError(fmt::format("schedule {}: op {} layer {} ubatch {} out of range", sched_.name,
-                                    op_kind_name(k), layer, ub));
-  const bool moe      = plan_.moe_layer(layer);
-  const OpSpec* spec  = plan_.ubatches[ub].find(moe, k);
+    throw InternalError(
+        fmt::format("schedule {}: op {} layer {} ubatch {} out of range", sched_.name, op_kind_name(k), layer, ub));
+  const bool moe     = plan_.moe_layer(layer);
+  const OpSpec* spec = plan_.ubatches[ub].find(moe, k);
   if (spec == nullptr)
     return;
   if (slot(ub, layer, k) != 0)
-    throw InternalError(fmt::format("schedule {}: {} of layer {} ubatch {} issued twice", sched_.name,
-                                    op_kind_name(k), layer, ub));
+    throw InternalError(
+        fmt::format("schedule {}: {} of layer {} ubatch {} issued twice", sched_.name, op_kind_name(k), layer, ub));
   Op op;
   op.kind                    = k;
   op.layer                   = layer;
@@ -59,27 +59,27 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
   sched_.graph[v] = op;
 
   switch (k) {
-    case OpKind::A0:
-      if (plan_.moe_layer(layer - 1)) {
-        add_dep(v, ub, layer - 1, OpKind::C);
-        add_dep(v, ub, layer - 1, OpKind::S);
-      } else {
-        add_dep(v, ub, layer - 1, OpKind::MLP);
-      }
-      break;
-    case OpKind::A1:
-      add_dep(v, ub, layer, OpKind::A0);
-      break;
-    case OpKind::D:
-    case OpKind::S:
-      add_dep(v, ub, layer, OpKind::A1);
-      break;
-    case OpKind::MLP:
-      add_dep(v, ub, layer, moe ? OpKind::D : OpKind::A1);
-      break;
-    case OpKind::C:
-      add_dep(v, ub, layer, OpKind::MLP);
-      break;
+  case OpKind::A0:
+    if (plan_.moe_layer(layer - 1)) {
+      add_dep(v, ub, layer - 1, OpKind::C);
+      add_dep(v, ub, layer - 1, OpKind::S);
+    } else {
+      add_dep(v, ub, layer - 1, OpKind::MLP);
+    }
+    break;
+  case OpKind::A1:
+    add_dep(v, ub, layer, OpKind::A0);
+    break;
+  case OpKind::D:
+  case OpKind::S:
+    add_dep(v, ub, layer, OpKind::A1);
+    break;
+  case OpKind::MLP:
+    add_dep(v, ub, layer, moe ? OpKind::D : OpKind::A1);
+    break;
+  case OpKind::C:
+    add_dep(v, ub, layer, OpKind::MLP);
+    break;
   }
   auto& fifo = sched_.stream_order[static_cast<int>(s)];
   if (!fifo.empty())

@@ -34,8 +34,8 @@ Schedule build_schedule(const StepPlan& plan)
   for (const ScheduleEntry& e : schedule_registry())
     if (plan.schedule == e.name) {
       if (plan.num_ubatches() != e.num_ubatches)
-        throw InternalError(fmt::format("schedule {} needs {} micro-batch(es), the plan has {}", e.name,
-                                        e.num_ubatches, plan.num_ubatches()));
+        throw InternalError(fmt::format("schedule {} needs {} micro-batch(es), the plan has {}", e.name, e.num_ubatches,
+                                        plan.num_ubatches()));
       return e.build(plan);
     }
   throw InternalError(fmt::format("unknown schedule '{}' (valid: {})", plan.schedule, schedule_names()));

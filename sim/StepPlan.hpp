@@ -10,44 +10,44 @@ namespace dbosim::sim {
 
 /** @brief Op costs of one micro-batch shape for a dense and a MoE layer, in serial order (A0 A1 [D] MLP [S] [C]). */
 struct UbatchCosts {
-  int tokens = 0;             ///< tokens the GPU runs for this micro-batch (padded)
-  int real_tokens = 0;        ///< tokens of this rank in it (0 = a dummy micro-batch)
-  std::vector<OpSpec> dense;  ///< A0 A1 MLP
-  std::vector<OpSpec> moe;    ///< A0 A1 D MLP [S] C
+  int tokens      = 0;       ///< tokens the GPU runs for this micro-batch (padded)
+  int real_tokens = 0;       ///< tokens of this rank in it (0 = a dummy micro-batch)
+  std::vector<OpSpec> dense; ///< A0 A1 MLP
+  std::vector<OpSpec> moe;   ///< A0 A1 D MLP [S] C
   const OpSpec* find(bool moe_layer, OpKind k) const;
 };
 
 /** @brief The host side: what issuing costs the CPU. */
 struct HostParams {
-  bool cuda_graph = false;     ///< full CUDA graph: the step replays with no per-kernel host cost
-  double launch_cpu_us = 0;    ///< eager: host time per kernel launch
-  double event_us = 0;         ///< eager: host time per cudaEventRecord / cudaStreamWaitEvent
-  double handoff_us = 0;       ///< eager: a DBO CPU hand-off (yield) between micro-batch threads
-  double graph_launch_us = 0;  ///< graph: one launch of the whole step's graph
+  bool cuda_graph        = false; ///< full CUDA graph: the step replays with no per-kernel host cost
+  double launch_cpu_us   = 0;     ///< eager: host time per kernel launch
+  double event_us        = 0;     ///< eager: host time per cudaEventRecord / cudaStreamWaitEvent
+  double handoff_us      = 0;     ///< eager: a DBO CPU hand-off (yield) between micro-batch threads
+  double graph_launch_us = 0;     ///< graph: one launch of the whole step's graph
   /** GPU-side gap per kernel, eager or graph (the profile's graph_replay_kernel_us: the gap between kernels when the
    *  host is not the limit; an eager kernel pays it too, after its host launch). */
-  double kernel_gap_us = 0;
-  double stream_sync_us = 0;   ///< host synchronize round trip
+  double kernel_gap_us      = 0;
+  double stream_sync_us     = 0;     ///< host synchronize round trip
   bool host_sync_after_comm = false; ///< block the host until the comm stream drains after each D and C
 };
 
 /** @brief The GPU side: SMs and how concurrent kernels share them. */
 struct GpuParams {
-  int sm_count = 132;
-  int comm_sms = 0;                 ///< > 0: SM partition, comm kernels hold these, compute runs on the rest
-  bool comm_uses_sms = false;       ///< comm kernels are SM-resident copy kernels (DeepEP high-throughput, NCCL)
-  double interference_shared = 1;   ///< compute slowdown beside an SM-using comm kernel, no partition (>= 1)
-  double interference_partitioned = 1; ///< compute slowdown beside a comm kernel inside a partition (>= 1)
+  int sm_count                    = 132;
+  int comm_sms                    = 0;     ///< > 0: SM partition, comm kernels hold these, compute runs on the rest
+  bool comm_uses_sms              = false; ///< comm kernels are SM-resident copy kernels (DeepEP high-throughput, NCCL)
+  double interference_shared      = 1;     ///< compute slowdown beside an SM-using comm kernel, no partition (>= 1)
+  double interference_partitioned = 1;     ///< compute slowdown beside a comm kernel inside a partition (>= 1)
 };
 
 struct StepPlan {
-  std::string schedule = "serial";  ///< a name in schedule_registry()
-  int num_layers    = 0;
-  int first_k_dense = 0;            ///< leading dense layers (no D/C)
+  std::string schedule = "serial"; ///< a name in schedule_registry()
+  int num_layers       = 0;
+  int first_k_dense    = 0;          ///< leading dense layers (no D/C)
   std::vector<UbatchCosts> ubatches; ///< one per micro-batch (1 = unsplit)
   HostParams host;
   GpuParams gpu;
-  std::vector<std::string> notes;   ///< decisions taken while building the plan (threshold, forced modes, ...)
+  std::vector<std::string> notes; ///< decisions taken while building the plan (threshold, forced modes, ...)
 
   bool moe_layer(int layer) const { return layer >= first_k_dense; }
   int num_ubatches() const { return static_cast<int>(ubatches.size()); }

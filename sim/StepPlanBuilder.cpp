@@ -43,8 +43,8 @@ static double interference(const models::HwProfile& hw, const char* key, StepPla
 
 StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt)
 {
-  const OverlapConfig& o  = sc.overlap;
-  const WorkloadConfig& w = sc.workload;
+  const OverlapConfig& o      = sc.overlap;
+  const WorkloadConfig& w     = sc.workload;
   const models::HwProfile& hw = sc.hw;
   StepPlan plan;
   plan.num_layers    = sc.model.num_layers;
@@ -81,13 +81,14 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     if (plan.schedule == e.name) {
       known = true;
       if (e.num_ubatches != nub)
-        throw InputError(sc.file, 0, 0, "schedule",
-                         fmt::format("schedule {} needs {} micro-batch(es); this step has {}", e.name, e.num_ubatches,
-                                     nub),
-                         nub == 2 ? "dbo, deepseek_decode, deepseek_prefill" : "serial, async_combine");
+        throw InputError(
+            sc.file, 0, 0, "--schedule",
+            fmt::format("schedule {} needs {} micro-batch(es); this step has {}", e.name, e.num_ubatches, nub),
+            nub == 2 ? "dbo, deepseek_decode, deepseek_prefill" : "serial, async_combine");
     }
   if (!known)
-    throw InputError(sc.file, 0, 0, "schedule", fmt::format("unknown schedule '{}'", plan.schedule), schedule_names());
+    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
+                     schedule_names());
 
   // ---- SM partition: DeepEP high-throughput under DBO holds comm_sms; low-latency holds none (max_sms_used 0).
   const bool ht        = sc.parallel.backend == All2AllBackend::deepep_high_throughput;
@@ -119,13 +120,13 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
                                    : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
   if (sc.execution.cuda_graph == CudaGraphMode::piecewise)
     plan.notes.emplace_back("cuda_graph piecewise is modelled as eager (every kernel pays its launch)");
-  plan.host.launch_cpu_us          = hw.launch_cpu_us;
-  plan.host.event_us               = hw.event_us;
-  plan.host.handoff_us             = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
-  plan.host.graph_launch_us        = hw.launch_cpu_us;
-  plan.host.kernel_gap_us          = hw.graph_replay_kernel_us;
-  plan.host.stream_sync_us         = hw.stream_sync_us;
-  plan.host.host_sync_after_comm   = host_sync;
+  plan.host.launch_cpu_us        = hw.launch_cpu_us;
+  plan.host.event_us             = hw.event_us;
+  plan.host.handoff_us           = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
+  plan.host.graph_launch_us      = hw.launch_cpu_us;
+  plan.host.kernel_gap_us        = hw.graph_replay_kernel_us;
+  plan.host.stream_sync_us       = hw.stream_sync_us;
+  plan.host.host_sync_after_comm = host_sync;
 
   // ---- Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy.
   const int compute_sms = hw.sm_count - plan.gpu.comm_sms;

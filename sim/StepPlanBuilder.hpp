@@ -22,8 +22,8 @@ struct CostSource {
 CostSource model_cost_source(const Scenario& sc);
 
 struct PlanOptions {
-  std::string schedule;          ///< a registry name; empty: serial, async_combine or dbo from the overlap config
-  int max_tokens_across_dp = 0;  ///< DP padding target; 0: identical ranks (this rank's tokens)
+  std::string schedule;         ///< a registry name; empty: serial, async_combine or dbo from the overlap config
+  int max_tokens_across_dp = 0; ///< DP padding target; 0: identical ranks (this rank's tokens)
 };
 
 /** @brief Builds the plan; InputError (naming the scenario file and key) for what the engine cannot run. */

@@ -8,10 +8,7 @@ namespace dbosim::sim {
 
 using json = nlohmann::ordered_json;
 
-static double ns(double us)
-{
-  return std::round(us * 1e3) / 1e3;
-}
+static double ns(double us) { return std::round(us * 1e3) / 1e3; }
 
 json summary_json(const StepPlan& plan, const Metrics& m)
 {
@@ -59,8 +56,8 @@ json summary_json(const StepPlan& plan, const Metrics& m)
 std::string summary_text(const StepPlan& plan, const Metrics& m)
 {
   std::string out;
-  out += fmt::format("schedule {}  micro-batches {}  cuda graph {}  comm SMs {}\n", plan.schedule,
-                     plan.num_ubatches(), plan.host.cuda_graph ? "full" : "eager", plan.gpu.comm_sms);
+  out += fmt::format("schedule {}  micro-batches {}  cuda graph {}  comm SMs {}\n", plan.schedule, plan.num_ubatches(),
+                     plan.host.cuda_graph ? "full" : "eager", plan.gpu.comm_sms);
   for (const std::string& n : plan.notes)
     out += fmt::format("  note: {}\n", n);
   out += fmt::format("step time        {:10.1f} us\n", m.step_time_us);
@@ -110,7 +107,8 @@ std::string compare_text(const std::vector<std::string>& labels, const std::vect
   row("overlap us", [](const json& s) { return fmt::format("{:.1f}", s.at("overlap_us").get<double>()); });
   row("compute busy %",
       [](const json& s) { return fmt::format("{:.1f}", s.at("stream_busy_pct").at("compute").get<double>()); });
-  row("comm busy %", [](const json& s) { return fmt::format("{:.1f}", s.at("stream_busy_pct").at("comm").get<double>()); });
+  row("comm busy %",
+      [](const json& s) { return fmt::format("{:.1f}", s.at("stream_busy_pct").at("comm").get<double>()); });
   if (!summaries.empty()) {
     const double base = summaries.front().at("step_time_us").get<double>();
     row("speedup", [&](const json& s) { return fmt::format("{:.3f}x", base / s.at("step_time_us").get<double>()); });

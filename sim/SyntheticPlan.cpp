@@ -2,10 +2,7 @@
 
 namespace dbosim::sim {
 
-static OpSpec spec(OpKind k, double us, int kernels)
-{
-  return OpSpec{k, us, us, kernels};
-}
+static OpSpec spec(OpKind k, double us, int kernels) { return OpSpec{k, us, us, kernels}; }
 
 StepPlan synthetic_plan(const std::string& schedule, int num_layers, int first_k_dense, int ubatches,
                         const LayerDurations& d)

@@ -8,12 +8,12 @@ namespace dbosim::sim {
 
 /** @brief Durations (µs) of one layer's ops for one micro-batch. s_us < 0: no shared expert. */
 struct LayerDurations {
-  double a0_us  = 0;
-  double a1_us  = 0;
-  double d_us   = 0;
-  double mlp_us = 0;
-  double s_us   = 0;
-  double c_us   = 0;
+  double a0_us        = 0;
+  double a1_us        = 0;
+  double d_us         = 0;
+  double mlp_us       = 0;
+  double s_us         = 0;
+  double c_us         = 0;
   double dense_mlp_us = 0; ///< the FFN of the dense layers
   int kernels_per_op  = 1;
 };

@@ -40,8 +40,8 @@ std::vector<std::string> timeline_violations(const Schedule& sched, const Timeli
   for (OpVertex v : sched.issue_order) {
     const OpRecord& r = tl.ops[v];
     if (r.start_us < r.issue_us - tol_us)
-      out.push_back(fmt::format("{} starts at {} before its host issue at {}", op_label(sched, v), r.start_us,
-                                r.issue_us));
+      out.push_back(
+          fmt::format("{} starts at {} before its host issue at {}", op_label(sched, v), r.start_us, r.issue_us));
     if (r.host_begin_us < host_t - tol_us || r.issue_us < r.host_begin_us - tol_us)
       out.push_back(fmt::format("host issues {} out of order", op_label(sched, v)));
     host_t = r.sync_end_us >= 0 ? r.sync_end_us : r.issue_us;

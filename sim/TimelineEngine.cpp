@@ -43,8 +43,8 @@ struct RunState {
   double step_start_s     = 0;
 
   // Per-op activity parameters, fixed for the run.
-  std::vector<double> gpu_work;   ///< compute: SM·µs on the GPU host; comm: SM·µs of its SM share (0 = none)
-  std::vector<double> gpu_bound;  ///< units/s; 0 = unbounded
+  std::vector<double> gpu_work;    ///< compute: SM·µs on the GPU host; comm: SM·µs of its SM share (0 = none)
+  std::vector<double> gpu_bound;   ///< units/s; 0 = unbounded
   std::vector<double> fabric_work; ///< comm: µs on the fabric
 
   Timeline timeline;
@@ -65,8 +65,7 @@ void complete(RunState& st, OpVertex v, int step)
     if (--st.pending[w] == 0)
       wake_stream_if_waiting(st, w);
   ++st.ops_done;
-  if (st.host_waiting_op == static_cast<long>(v) ||
-      (st.host_waiting_drain && st.ops_done == st.sched->num_ops()))
+  if (st.host_waiting_op == static_cast<long>(v) || (st.host_waiting_drain && st.ops_done == st.sched->num_ops()))
     st.host_actor->resume();
 }
 
@@ -163,7 +162,7 @@ void host_loop(RunState* st)
 
 TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sched_(sched), plan_(plan)
 {
-  const OpGraph& g = sched.graph;
+  const OpGraph& g    = sched.graph;
   const std::size_t n = sched.num_ops();
   host_cost_us_.assign(n, 0);
   initial_pending_.assign(n, 1);
@@ -201,15 +200,15 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  const GpuParams& gp = plan_.gpu;
+  const GpuParams& gp  = plan_.gpu;
   const HostParams& hp = plan_.host;
   auto* zone           = sg4::create_full_zone("rank0");
   RunState st;
-  st.sched  = &sched_;
-  st.plan   = &plan_;
-  st.steps  = steps;
-  st.gpu    = zone->create_host("gpu0", gp.sm_count * units_per_s);
-  st.fabric = zone->create_host("fabric0", units_per_s);
+  st.sched       = &sched_;
+  st.plan        = &plan_;
+  st.steps       = steps;
+  st.gpu         = zone->create_host("gpu0", gp.sm_count * units_per_s);
+  st.fabric      = zone->create_host("fabric0", units_per_s);
   sg4::Host* cpu = zone->create_host("cpu0", units_per_s);
   zone->seal();
 
@@ -225,7 +224,7 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
   st.fabric_work.assign(n, 0);
   st.timeline.ops.assign(n, OpRecord{});
 
-  const bool partition = gp.comm_sms > 0;
+  const bool partition  = gp.comm_sms > 0;
   const int compute_sms = partition ? gp.sm_count - gp.comm_sms : gp.sm_count;
   for (OpVertex v = 0; v < n; ++v) {
     const Op& op = g[v];
@@ -251,15 +250,15 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
     }
   }
 
-  RunState* sp = &st;
+  RunState* sp       = &st;
   st.stream_actor[0] = sg4::Actor::create("compute_stream", st.gpu, [sp] { stream_loop(sp, 0); });
   st.stream_actor[1] = sg4::Actor::create("comm_stream", st.gpu, [sp] { stream_loop(sp, 1); });
   st.host_actor      = sg4::Actor::create("host", cpu, [sp] { host_loop(sp); });
   engine.run();
 
   if (static_cast<int>(st.timeline.step_time_us.size()) != steps)
-    throw InternalError(fmt::format("schedule {}: the replay deadlocked ({} of {} ops of the step ran)",
-                                    sched_.name, st.ops_done, n));
+    throw InternalError(
+        fmt::format("schedule {}: the replay deadlocked ({} of {} ops of the step ran)", sched_.name, st.ops_done, n));
   return std::move(st.timeline);
 }
 

@@ -7,22 +7,21 @@ namespace dbosim::sim {
 
 using nlohmann::json;
 
-static constexpr int rank_pid   = 0;
-static constexpr int host_tid0  = 10;
+static constexpr int rank_pid  = 0;
+static constexpr int host_tid0 = 10;
 
-static double ns(double us)
-{
-  return std::round(us * 1e3) / 1e3;
-}
+static double ns(double us) { return std::round(us * 1e3) / 1e3; }
 
-static int stream_tid(StreamId s)
-{
-  return 1 + static_cast<int>(s);
-}
+static int stream_tid(StreamId s) { return 1 + static_cast<int>(s); }
 
 static json slice(const char* name, const char* cat, int tid, double start_us, double end_us)
 {
-  return json{{"ph", "X"}, {"name", name}, {"cat", cat}, {"pid", rank_pid}, {"tid", tid}, {"ts", ns(start_us)},
+  return json{{"ph", "X"},
+              {"name", name},
+              {"cat", cat},
+              {"pid", rank_pid},
+              {"tid", tid},
+              {"ts", ns(start_us)},
               {"dur", ns(end_us - start_us)}};
 }
 
@@ -34,8 +33,8 @@ static json thread_name(int tid, const std::string& name)
 json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& tl)
 {
   json events = json::array();
-  events.push_back(
-      json{{"ph", "M"}, {"name", "process_name"}, {"pid", rank_pid}, {"args", {{"name", "rank 0 (" + sched.name + ")"}}}});
+  events.push_back(json{
+      {"ph", "M"}, {"name", "process_name"}, {"pid", rank_pid}, {"args", {{"name", "rank 0 (" + sched.name + ")"}}}});
   events.push_back(thread_name(stream_tid(StreamId::compute), "compute stream"));
   events.push_back(thread_name(stream_tid(StreamId::comm), "comm stream"));
   for (int ub = 0; ub < sched.num_ubatches; ++ub)
@@ -47,13 +46,13 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
     const Op& op      = g[v];
     const OpRecord& r = tl.ops[v];
-    json x = slice(op_kind_name(op.kind), is_comm_kind(op.kind) ? "comm" : "compute", stream_tid(op.stream),
-                   r.start_us, r.end_us);
+    json x = slice(op_kind_name(op.kind), is_comm_kind(op.kind) ? "comm" : "compute", stream_tid(op.stream), r.start_us,
+                   r.end_us);
     x["args"] = {{"layer", op.layer}, {"ubatch", op.ubatch}, {"issue_us", ns(r.issue_us)}, {"dummy", op.dummy}};
     events.push_back(std::move(x));
     const int host_tid = host_tid0 + op.host_thread;
     if (r.issue_us > r.host_begin_us) {
-      json h = slice(op_kind_name(op.kind), "host_launch", host_tid, r.host_begin_us, r.issue_us);
+      json h    = slice(op_kind_name(op.kind), "host_launch", host_tid, r.host_begin_us, r.issue_us);
       h["args"] = {{"layer", op.layer}, {"ubatch", op.ubatch}, {"kernels", op.kernels}};
       events.push_back(std::move(h));
     }
@@ -63,7 +62,7 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
 
   // Flow arrows: producer slice -> consumer slice, for each data edge across streams (a CUDA event wait). Each end sits
   // mid-slice so that it binds to that slice, not to a neighbour that ends or starts at the same instant.
-  auto mid = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
+  auto mid    = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
   int flow_id = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const OpVertex u = boost::source(*e, g);
@@ -71,18 +70,32 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
     if (g[*e].kind != EdgeKind::data || g[u].stream == g[v].stream)
       continue;
     ++flow_id;
-    events.push_back(json{{"ph", "s"}, {"name", "event"}, {"cat", "wait"}, {"id", flow_id}, {"pid", rank_pid},
-                          {"tid", stream_tid(g[u].stream)}, {"ts", mid(u)}});
-    events.push_back(json{{"ph", "f"}, {"bp", "e"}, {"name", "event"}, {"cat", "wait"}, {"id", flow_id},
-                          {"pid", rank_pid}, {"tid", stream_tid(g[v].stream)}, {"ts", mid(v)}});
+    events.push_back(json{{"ph", "s"},
+                          {"name", "event"},
+                          {"cat", "wait"},
+                          {"id", flow_id},
+                          {"pid", rank_pid},
+                          {"tid", stream_tid(g[u].stream)},
+                          {"ts", mid(u)}});
+    events.push_back(json{{"ph", "f"},
+                          {"bp", "e"},
+                          {"name", "event"},
+                          {"cat", "wait"},
+                          {"id", flow_id},
+                          {"pid", rank_pid},
+                          {"tid", stream_tid(g[v].stream)},
+                          {"ts", mid(v)}});
   }
 
   // SM partition: compute SMs for the whole step, comm SMs while an SM-holding comm kernel runs.
   const int held    = plan.gpu.comm_sms;
   const int compute = plan.gpu.sm_count - held;
   auto counter      = [&](double ts, int comm_sms) {
-    events.push_back(json{{"ph", "C"}, {"name", "SM partition"}, {"pid", rank_pid}, {"ts", ns(ts)},
-                               {"args", {{"compute_sms", compute}, {"comm_sms", comm_sms}}}});
+    events.push_back(json{{"ph", "C"},
+                          {"name", "SM partition"},
+                          {"pid", rank_pid},
+                          {"ts", ns(ts)},
+                          {"args", {{"compute_sms", compute}, {"comm_sms", comm_sms}}}});
   };
   counter(0, 0);
   if (held > 0)

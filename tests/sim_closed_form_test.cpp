@@ -91,12 +91,12 @@ TEST_CASE("sim::closed form: async combine with launch gaps saves less than min(
   // Eager host, 1 µs per launch and per event: every op costs the host 1 µs; the two cross-stream edges per MoE layer
   // (MLP -> C record+wait, C -> A0 record+wait) add 4 µs of host time per layer. The GPU still outruns the host
   // (ops of 10-40 µs), so the saving is min(S, C) minus the event costs the host now pays ahead of A0.
-  StepPlan serial = synthetic_plan("async_combine", 3, 1, 1, hand_durations());
+  StepPlan serial           = synthetic_plan("async_combine", 3, 1, 1, hand_durations());
   serial.host.launch_cpu_us = 1;
   serial.host.event_us      = 1;
-  Run r = replay(serial);
-  const double serial_us = 345; // a free-running serial step (the first launch is the only exposed host cost: +1)
-  const double saved     = serial_us + 1 - r.m.step_time_us;
+  Run r                     = replay(serial);
+  const double serial_us    = 345; // a free-running serial step (the first launch is the only exposed host cost: +1)
+  const double saved        = serial_us + 1 - r.m.step_time_us;
   CHECK(saved > 0);
   CHECK(saved < 2 * 15);
 }
@@ -125,11 +125,11 @@ TEST_CASE("sim::closed form: the ROCm host sync after dispatch and combine remov
 {
   // Micro-batch costs are half the full batch's (linear ops). The host blocks after every D and C until the comm
   // stream drains, so no comm runs under compute and the step is the sum of all micro-batch ops = the serial step.
-  const LayerDurations half = scaled(hand_durations(), 0.5);
-  StepPlan plan             = synthetic_plan("dbo", 2, 0, 2, half);
+  const LayerDurations half      = scaled(hand_durations(), 0.5);
+  StepPlan plan                  = synthetic_plan("dbo", 2, 0, 2, half);
   plan.host.host_sync_after_comm = true;
-  Run r = replay(plan);
-  const double serial_us = 2 * (10 + 20 + 30 + 40 + 15 + 25); // one unsplit batch, 2 MoE layers
+  Run r                          = replay(plan);
+  const double serial_us         = 2 * (10 + 20 + 30 + 40 + 15 + 25); // one unsplit batch, 2 MoE layers
   CHECK(r.m.overlap_us == Approx(0).margin(tol_us));
   CHECK(r.m.step_time_us == Approx(serial_us).margin(tol_us));
   CHECK(r.m.critical_path_us.count("D") == 1);
@@ -146,9 +146,9 @@ TEST_CASE("sim::closed form: a slow eager host stretches the step", "[quick]")
 {
   // 50 µs per launch, ops of 10-40 µs: the GPU always waits for the host. Serial, 2 MoE layers = 12 ops: the last
   // op is issued at 12*50 and runs C (25 µs): step = 625 µs.
-  StepPlan plan          = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  StepPlan plan           = synthetic_plan("serial", 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us = 50;
-  Run r = replay(plan);
+  Run r                   = replay(plan);
   CHECK(r.m.step_time_us == Approx(12 * 50 + 25).margin(tol_us));
   CHECK(r.m.critical_path_us.at("host_launch") == Approx(12 * 50).margin(tol_us));
   CHECK(r.m.stream_busy_pct[0] < 50);
@@ -161,7 +161,7 @@ TEST_CASE("sim::closed form: a full CUDA graph replays without per-kernel host c
   plan.host.launch_cpu_us   = 50;
   plan.host.cuda_graph      = true;
   plan.host.graph_launch_us = 50;
-  Run r = replay(plan);
+  Run r                     = replay(plan);
   CHECK(r.m.step_time_us == Approx(50 + 280).margin(tol_us));
 }
 
@@ -169,11 +169,11 @@ TEST_CASE("sim::closed form: SM partition confines compute; interference slows c
 {
   // async_combine, 1 MoE layer, comm kernels use SMs without a partition: while C (25 µs) runs, S gets 1/f of the
   // GPU. f = 1.25: S does 25/1.25 = 20 µs of its 15 µs of work... S (15) ends first: it runs at 0.8 -> 18.75 µs.
-  StepPlan plan                    = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
-  plan.gpu.comm_uses_sms           = true;
-  plan.gpu.interference_shared     = 1.25;
-  Run r = replay(plan);
-  const OpRecord& s = find(r, OpKind::S, 0, 0);
+  StepPlan plan                = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  plan.gpu.comm_uses_sms       = true;
+  plan.gpu.interference_shared = 1.25;
+  Run r                        = replay(plan);
+  const OpRecord& s            = find(r, OpKind::S, 0, 0);
   CHECK(s.end_us - s.start_us == Approx(15 * 1.25).margin(tol_us));
   // The combine is not slowed: 10+20+30+40 = 100, then C 100-125 and S 100-118.75.
   CHECK(r.m.step_time_us == Approx(125).margin(tol_us));
@@ -189,8 +189,8 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
       op.partitioned_duration_us = op.duration_us * 1.5;
   plan.gpu.comm_sms      = 20;
   plan.gpu.comm_uses_sms = true;
-  Run r = replay(plan);
-  const OpRecord& a0 = find(r, OpKind::A0, 0, 1);
+  Run r                  = replay(plan);
+  const OpRecord& a0     = find(r, OpKind::A0, 0, 1);
   CHECK(a0.end_us - a0.start_us == Approx(15).margin(tol_us));
   const OpRecord& d1 = find(r, OpKind::D, 0, 1);
   CHECK(d1.end_us - d1.start_us == Approx(30).margin(tol_us));
@@ -206,6 +206,6 @@ TEST_CASE("sim::closed form: a fast eager host hides its launches; kernel gaps s
   StepPlan plan           = synthetic_plan("serial", 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us = 0.5;
   plan.host.kernel_gap_us = 1;
-  Run r = replay(plan);
+  Run r                   = replay(plan);
   CHECK(r.m.step_time_us == Approx(0.5 + 280 + 12).margin(tol_us));
 }

@@ -18,19 +18,19 @@ constexpr double eps_us = 1e-6;
 StepPlan plan_for(const std::string& schedule, int ubatches)
 {
   LayerDurations d;
-  d.a0_us        = 7;
-  d.a1_us        = 23;
-  d.d_us         = 41;
-  d.mlp_us       = 19;
-  d.s_us         = 11;
-  d.c_us         = 53;
-  d.dense_mlp_us = 29;
-  d.kernels_per_op = 3;
-  StepPlan p             = synthetic_plan(schedule, 6, 2, ubatches, d);
-  p.host.launch_cpu_us   = 2.5;
-  p.host.event_us        = 1;
-  p.host.handoff_us      = 4;
-  p.gpu.comm_uses_sms    = true;
+  d.a0_us                   = 7;
+  d.a1_us                   = 23;
+  d.d_us                    = 41;
+  d.mlp_us                  = 19;
+  d.s_us                    = 11;
+  d.c_us                    = 53;
+  d.dense_mlp_us            = 29;
+  d.kernels_per_op          = 3;
+  StepPlan p                = synthetic_plan(schedule, 6, 2, ubatches, d);
+  p.host.launch_cpu_us      = 2.5;
+  p.host.event_us           = 1;
+  p.host.handoff_us         = 4;
+  p.gpu.comm_uses_sms       = true;
   p.gpu.interference_shared = 1.1;
   return p;
 }
@@ -39,7 +39,7 @@ void check_invariants(const StepPlan& plan)
 {
   Schedule sched = build_schedule(plan);
   TimelineEngine engine(sched, plan);
-  Timeline tl      = engine.run(2); // two steps: the second must replay the first's conditions exactly
+  Timeline tl = engine.run(2); // two steps: the second must replay the first's conditions exactly
   REQUIRE(tl.step_time_us.size() == 2);
   CHECK(tl.step_time_us[0] == Approx(tl.step_time_us[1]).margin(1e-6));
 
@@ -60,20 +60,11 @@ void check_invariants(const StepPlan& plan)
 
 } // namespace
 
-TEST_CASE("sim::invariants: serial", "[quick]")
-{
-  check_invariants(plan_for("serial", 1));
-}
+TEST_CASE("sim::invariants: serial", "[quick]") { check_invariants(plan_for("serial", 1)); }
 
-TEST_CASE("sim::invariants: async_combine", "[quick]")
-{
-  check_invariants(plan_for("async_combine", 1));
-}
+TEST_CASE("sim::invariants: async_combine", "[quick]") { check_invariants(plan_for("async_combine", 1)); }
 
-TEST_CASE("sim::invariants: dbo", "[quick]")
-{
-  check_invariants(plan_for("dbo", 2));
-}
+TEST_CASE("sim::invariants: dbo", "[quick]") { check_invariants(plan_for("dbo", 2)); }
 
 TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
 {
@@ -85,21 +76,15 @@ TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
 
 TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[quick]")
 {
-  StepPlan p                    = plan_for("dbo", 2);
-  p.host.cuda_graph             = true;
-  p.host.graph_launch_us        = 3;
-  p.host.kernel_gap_us          = 0.5;
-  p.gpu.comm_sms                = 20;
+  StepPlan p                     = plan_for("dbo", 2);
+  p.host.cuda_graph              = true;
+  p.host.graph_launch_us         = 3;
+  p.host.kernel_gap_us           = 0.5;
+  p.gpu.comm_sms                 = 20;
   p.gpu.interference_partitioned = 1.05;
   check_invariants(p);
 }
 
-TEST_CASE("sim::invariants: deepseek_decode", "[quick]")
-{
-  check_invariants(plan_for("deepseek_decode", 2));
-}
+TEST_CASE("sim::invariants: deepseek_decode", "[quick]") { check_invariants(plan_for("deepseek_decode", 2)); }
 
-TEST_CASE("sim::invariants: deepseek_prefill", "[quick]")
-{
-  check_invariants(plan_for("deepseek_prefill", 2));
-}
+TEST_CASE("sim::invariants: deepseek_prefill", "[quick]") { check_invariants(plan_for("deepseek_prefill", 2)); }

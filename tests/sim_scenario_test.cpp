@@ -54,7 +54,7 @@ double simulate_step_us_in_child(const Scenario& s)
     _exit(ok ? 0 : 1);
   }
   close(fds[1]);
-  double us = -1;
+  double us     = -1;
   const bool ok = read(fds[0], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
   close(fds[0]);
   int status = 0;
@@ -99,13 +99,13 @@ TEST_CASE("sim::scenario: DBO loses on a tiny batch, where the split's overheads
 {
   // The smallest batch DBO splits: the decode threshold. Each micro-batch re-reads every weight and pays every
   // collective's latency; there is too little work to hide.
-  Scenario dbo             = ep32_decode(0);
+  Scenario dbo                 = ep32_decode(0);
   dbo.workload.tokens_per_rank = dbo.overlap.dbo_decode_token_threshold;
   dbo.workload.batch           = dbo.overlap.dbo_decode_token_threshold;
-  Scenario plain           = dbo;
-  plain.overlap.enable_dbo = false;
-  const double plain_us    = simulate_step_us_in_child(plain);
-  const double dbo_us      = simulate_step_us(dbo);
+  Scenario plain               = dbo;
+  plain.overlap.enable_dbo     = false;
+  const double plain_us        = simulate_step_us_in_child(plain);
+  const double dbo_us          = simulate_step_us(dbo);
   INFO("no DBO " << plain_us << " us, DBO " << dbo_us << " us");
   CHECK(dbo_us > plain_us);
 }
@@ -115,8 +115,8 @@ TEST_CASE("sim::scenario: repeated runs write byte-identical summary and trace",
   const std::string scenario = source_dir + "/scenarios/dsv3_prefill_ep32_dbo.yaml";
   const std::string out      = "sim_repeat_out";
   for (const char* run : {"a", "b"}) {
-    const std::string cmd = std::string(DBOSIM_BINARY) + " run " + scenario + " --out " + out + "/" + run +
-                            " > /dev/null";
+    const std::string cmd =
+        std::string(DBOSIM_BINARY) + " run " + scenario + " --out " + out + "/" + run + " > /dev/null";
     REQUIRE(std::system(cmd.c_str()) == 0);
   }
   for (const char* file : {"summary.json", "trace.json"}) {

@@ -18,7 +18,7 @@ CostSource linear_costs(int sm_count)
   return CostSource{
       [](const models::StepShape& shape, bool moe) {
         models::LayerCosts lc;
-        lc.moe = moe;
+        lc.moe  = moe;
         auto op = [&](OpKind k, double per_token_us) {
           models::OpCost c;
           c.kind        = k;
@@ -44,23 +44,23 @@ CostSource linear_costs(int sm_count)
 Scenario scenario(int tokens)
 {
   Scenario s;
-  s.file                     = "test.yaml";
-  s.model.name               = "toy";
-  s.model.num_layers         = 4;
-  s.model.first_k_dense      = 1;
-  s.hw.name                  = "toy-gpu";
-  s.hw.sm_count              = 132;
-  s.hw.launch_cpu_us         = 4;
-  s.hw.event_us              = 1;
-  s.hw.stream_sync_us        = 10;
+  s.file                      = "test.yaml";
+  s.model.name                = "toy";
+  s.model.num_layers          = 4;
+  s.model.first_k_dense       = 1;
+  s.hw.name                   = "toy-gpu";
+  s.hw.sm_count               = 132;
+  s.hw.launch_cpu_us          = 4;
+  s.hw.event_us               = 1;
+  s.hw.stream_sync_us         = 10;
   s.hw.graph_replay_kernel_us = 0.5;
-  s.workload.phase           = models::Phase::decode;
-  s.workload.tokens_per_rank = tokens;
-  s.workload.batch           = tokens;
-  s.workload.context_len     = 4096;
-  s.overlap.enable_dbo       = true;
-  s.parallel.backend         = models::All2AllBackend::deepep_low_latency;
-  s.execution.cuda_graph     = CudaGraphMode::full;
+  s.workload.phase            = models::Phase::decode;
+  s.workload.tokens_per_rank  = tokens;
+  s.workload.batch            = tokens;
+  s.workload.context_len      = 4096;
+  s.overlap.enable_dbo        = true;
+  s.parallel.backend          = models::All2AllBackend::deepep_low_latency;
+  s.execution.cuda_graph      = CudaGraphMode::full;
   return s;
 }
 
@@ -105,7 +105,7 @@ TEST_CASE("sim::StepPlanBuilder: DP padding and dummy micro-batches", "[quick]")
 {
   PlanOptions opt;
   opt.max_tokens_across_dp = 64; // another DP rank has 64 tokens: this one pads to 64 and splits
-  StepPlan p = build_step_plan(scenario(10), linear_costs(132), opt);
+  StepPlan p               = build_step_plan(scenario(10), linear_costs(132), opt);
   REQUIRE(p.num_ubatches() == 2);
   CHECK(p.ubatches[0].tokens == 32);
   CHECK(p.ubatches[0].real_tokens == 10);
@@ -140,12 +140,12 @@ TEST_CASE("sim::StepPlanBuilder: CUDA graphs only for uniform decode", "[quick]"
 
 TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under DBO only", "[quick]")
 {
-  Scenario s             = scenario(64);
-  s.parallel.backend     = models::All2AllBackend::deepep_high_throughput;
-  s.overlap.dbo_comm_sms = 20;
+  Scenario s                                         = scenario(64);
+  s.parallel.backend                                 = models::All2AllBackend::deepep_high_throughput;
+  s.overlap.dbo_comm_sms                             = 20;
   s.hw.interference["compute_with_comm"]             = 1.2;
   s.hw.interference["compute_with_comm_partitioned"] = 1.05;
-  StepPlan p = build_step_plan(s, linear_costs(132));
+  StepPlan p                                         = build_step_plan(s, linear_costs(132));
   CHECK(p.gpu.comm_sms == 20);
   CHECK(p.gpu.comm_uses_sms);
   CHECK(p.gpu.interference_partitioned == 1.05);

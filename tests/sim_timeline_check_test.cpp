@@ -34,9 +34,9 @@ TEST_CASE("sim::TimelineCheck: catches overlap on a stream, a broken dependency,
   }
   SECTION("an op starts before the host issued it")
   {
-    const OpVertex first = sched.issue_order[0];
+    const OpVertex first   = sched.issue_order[0];
     tl.ops[first].issue_us = 3;
-    const auto v = timeline_violations(sched, tl);
+    const auto v           = timeline_violations(sched, tl);
     REQUIRE(!v.empty());
     CHECK_THAT(v.front(), Catch::Contains("before its host issue"));
   }

@@ -17,11 +17,11 @@ TEST_CASE("sim::TraceWriter: tracks, ops with layer and micro-batch, flows, SM p
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25, d.dense_mlp_us = 35;
-  StepPlan plan          = synthetic_plan("dbo", 3, 1, 2, d);
+  StepPlan plan           = synthetic_plan("dbo", 3, 1, 2, d);
   plan.host.launch_cpu_us = 2;
-  plan.gpu.comm_sms      = 20;
-  plan.gpu.comm_uses_sms = true;
-  const Schedule sched   = build_schedule(plan);
+  plan.gpu.comm_sms       = 20;
+  plan.gpu.comm_uses_sms  = true;
+  const Schedule sched    = build_schedule(plan);
   TimelineEngine engine(sched, plan);
   const Timeline tl = engine.run();
   const json trace  = chrome_trace(sched, plan, tl);
@@ -45,8 +45,8 @@ TEST_CASE("sim::TraceWriter: tracks, ops with layer and micro-batch, flows, SM p
     flow_ends += ph == "f";
     counters += ph == "C" && e.at("name") == "SM partition";
   }
-  CHECK(thread_names == std::set<std::string>{"compute stream", "comm stream", "host thread ubatch 0",
-                                              "host thread ubatch 1"});
+  CHECK(thread_names ==
+        std::set<std::string>{"compute stream", "comm stream", "host thread ubatch 0", "host thread ubatch 1"});
   CHECK(op_names == std::set<std::string>{"A0", "A1", "D", "MLP", "S", "C"});
   CHECK(ops == static_cast<int>(sched.num_ops()));
   CHECK(host_slices == static_cast<int>(sched.num_ops())); // every op pays at least its launch
@@ -60,8 +60,8 @@ TEST_CASE("sim::TraceWriter: tracks, ops with layer and micro-batch, flows, SM p
   CHECK(counters == 1 + 2 * 8); // initial value, then on/off around each of the 8 collectives (2 MoE layers x 2 x 2)
 
   const auto summary = summary_json(plan, compute_metrics(sched, tl));
-  for (const char* key : {"step_time_us", "per_layer_us", "exposed_comm_us", "overlap_us", "stream_busy_pct",
-                          "critical_path", "per_op"})
+  for (const char* key :
+       {"step_time_us", "per_layer_us", "exposed_comm_us", "overlap_us", "stream_busy_pct", "critical_path", "per_op"})
     CHECK(summary.contains(key));
   CHECK(summary.at("per_layer_us").size() == 3);
   CHECK(summary.at("per_op").at("D").at("count") == 4);
