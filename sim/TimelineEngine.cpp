@@ -192,6 +192,12 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
 {
   if (steps < 1)
     throw InternalError("TimelineEngine::run: steps must be >= 1");
+  // SimGrid 3.32 cannot reset: a second engine aborts ("Cannot change the model after the initialization").
+  static bool simulated = false;
+  if (simulated)
+    throw InternalError("TimelineEngine::run: one simulation per process (SimGrid cannot reset); fork or start a "
+                        "new process");
+  simulated = true;
   std::vector<std::string> args = engine_args("dbosim", simgrid_args);
   std::vector<char*> argv;
   for (std::string& a : args)

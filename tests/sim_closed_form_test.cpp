@@ -209,3 +209,12 @@ TEST_CASE("sim::closed form: a fast eager host hides its launches; kernel gaps s
   Run r                   = replay(plan);
   CHECK(r.m.step_time_us == Approx(0.5 + 280 + 12).margin(tol_us));
 }
+
+TEST_CASE("sim::TimelineEngine: a second simulation in one process is a clear error, not an abort", "[quick]")
+{
+  const StepPlan plan  = synthetic_plan("serial", 1, 0, 1, hand_durations());
+  const Schedule sched = build_schedule(plan);
+  TimelineEngine engine(sched, plan);
+  CHECK(engine.run().step_time() == Approx(140).margin(tol_us));
+  CHECK_THROWS_WITH(engine.run(), Catch::Contains("one simulation per process"));
+}
