@@ -2,6 +2,7 @@
 
 #include "config/HwProfileLoader.hpp"
 #include "config/InputError.hpp"
+#include "config/ParamHelpers.hpp"
 #include "config/ModelLoader.hpp"
 
 #include <fmt/format.h>
@@ -15,54 +16,9 @@ namespace dbosim {
 namespace {
 using models::All2AllBackend;
 using models::Phase;
-
-/*** Declaration helpers: one line per parameter, the accessor says where it lands ***/
-
-template <typename Access>
-ParamDecl int_param(std::string key, std::string unit, std::optional<int> def, long lo, long hi, std::string doc,
-                    Access access)
-{
-  ParamDecl d{std::move(key), "int", std::move(unit), def ? std::to_string(*def) : "required",
-              fmt::format("{}..{}", lo, hi), std::move(doc), nullptr, nullptr};
-  if (def)
-    d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
-  d.read = [access, lo, hi](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_int(leaf, lo, hi); };
-  return d;
-}
-
-template <typename Access>
-ParamDecl bool_param(std::string key, bool def, std::string doc, Access access)
-{
-  ParamDecl d{std::move(key), "bool", "", def ? "true" : "false", "true, false", std::move(doc), nullptr, nullptr};
-  d.set_default = [access, def](Scenario& s) { access(s) = def; };
-  d.read        = [access](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_bool(leaf); };
-  return d;
-}
-
-/** @brief A string choice mapped to an enum value. */
-template <typename E, typename Access>
-ParamDecl enum_param(std::string key, std::vector<std::pair<std::string, E>> choices, std::optional<E> def,
-                     std::string doc, Access access)
-{
-  std::vector<std::string> names;
-  std::string def_text = "required";
-  for (const auto& [name, value] : choices) {
-    names.push_back(name);
-    if (def && value == *def)
-      def_text = name;
-  }
-  ParamDecl d{std::move(key), "enum", "", def_text, fmt::format("{}", fmt::join(names, ", ")), std::move(doc),
-              nullptr, nullptr};
-  if (def)
-    d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
-  d.read = [access, choices, names](YamlMap& m, const std::string& leaf, Scenario& s) {
-    const std::string name = m.get_enum(leaf, names);
-    for (const auto& [n, value] : choices)
-      if (n == name)
-        access(s) = value;
-  };
-  return d;
-}
+using params::bool_param;
+using params::enum_param;
+using params::int_param;
 
 /** @brief A relative path in a scenario is relative to the scenario's folder; a bare name is a data-dir lookup. */
 std::string relative_to_file(const YamlMap& m, const std::string& name)
