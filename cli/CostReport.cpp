@@ -81,6 +81,23 @@ std::string format_cost_report(const Scenario& s, const CostReport& r)
   return out;
 }
 
+std::string explain_op(const CostReport& r, const std::string& name)
+{
+  std::string out;
+  for (const auto& [title, layer] : {std::pair{"MoE layer", &r.moe_layer}, std::pair{"dense layer", &r.dense_layer}})
+    for (const auto& op : layer->ops) {
+      if (models::op_name(op.kind) != name)
+        continue;
+      out += fmt::format("{} {} = {:.3f} us ({}):\n", title, name, op.duration_us, models::bound_name(op.bound));
+      // The method lists its terms separated by "; " — one per line reads better.
+      std::string method = op.method;
+      for (size_t pos; (pos = method.find("; ")) != std::string::npos;)
+        method.replace(pos, 2, "\n    ");
+      out += "    " + method + "\n";
+    }
+  return out.empty() ? fmt::format("op {} does not occur in this model's layers\n", name) : out;
+}
+
 nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r)
 {
   nlohmann::ordered_json j;

@@ -25,6 +25,9 @@ std::string profile_line(const models::HwProfile& hw);
 /** @brief The printed table (µs, GFLOP, MB, bound, method per op). */
 std::string format_cost_report(const Scenario& s, const CostReport& r);
 
+/** @brief How op `name` (A0 A1 D MLP S C) was costed, one kernel term per line, for each layer kind. */
+std::string explain_op(const CostReport& r, const std::string& name);
+
 /** @brief The report as JSON for summary.json. */
 nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r);
 

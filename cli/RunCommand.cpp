@@ -19,6 +19,8 @@ int run_command(const RunOptions& opt)
   const Scenario s      = load_scenario(opt.scenario);
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
+  if (!opt.explain.empty())
+    fmt::print("{}", explain_op(cost, opt.explain));
 
   nlohmann::ordered_json summary;
   summary["scenario"] = s.name;

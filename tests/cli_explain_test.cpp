@@ -1,0 +1,38 @@
+#include "TempDir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+/** Runs a shell command, returns its stdout and sets *rc to its exit code. */
+std::string run(const std::string& cmd, int* rc)
+{
+  std::string out;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
+    out.append(buf, n);
+  const int status = ::pclose(pipe);
+  *rc              = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+} // namespace
+
+TEST_CASE("cli: --explain prints the terms behind one op's cost", "[quick]")
+{
+  dbosim::test::TempDir dir;
+  int rc = 0;
+  const std::string base = std::string(DBOSIM_BINARY) + " run " + DBOSIM_SOURCE_DIR + "/scenarios/default.yaml --out " +
+                           dir.path() + " --explain ";
+  const std::string mlp = run(base + "MLP 2>&1", &rc);
+  CHECK(rc == 0);
+  CHECK(mlp.find("MoE layer MLP = ") != std::string::npos);
+  CHECK(mlp.find("experts_gate_up: roofline") != std::string::npos);
+  CHECK(mlp.find("4.8e+12 B/s") != std::string::npos); // the profile's HBM figure appears in the formula
+  const std::string bad = run(base + "Q 2>&1", &rc);
+  CHECK(rc == 2);
+  CHECK(bad.find("--explain") != std::string::npos);
+}
