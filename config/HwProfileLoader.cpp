@@ -17,33 +17,33 @@ constexpr double kHuge = std::numeric_limits<double>::max();
 
 /*** Sourced scalars: {value: V, source: "..."} ***/
 
-/** @brief Reads `{value, source}` under `key`; V is a plain number (× plain_scale) or a unit string. */
-double sourced(YamlMap& parent, const std::string& key, UnitKind kind, double plain_scale, double lo, double hi,
-               HwProfile& hw)
+/** @brief Reads `{value, source}` under `key`: `read_value(entry)` reads the value, the source is recorded. */
+template <typename ReadValue>
+auto sourced_entry(YamlMap& parent, const std::string& key, HwProfile& hw, ReadValue read_value)
 {
   YamlMap entry = parent.get_map(key);
-  double value  = entry.get_quantity("value", kind, plain_scale, lo, hi);
+  auto value    = read_value(entry);
   hw.sources[entry.prefix()] = entry.get_string("source");
   entry.finish();
   return value;
+}
+
+/** @brief A quantity: a plain number (x plain_scale) or a unit string. */
+double sourced(YamlMap& parent, const std::string& key, UnitKind kind, double plain_scale, double lo, double hi,
+               HwProfile& hw)
+{
+  return sourced_entry(parent, key, hw,
+                       [&](YamlMap& e) { return e.get_quantity("value", kind, plain_scale, lo, hi); });
 }
 
 double sourced_number(YamlMap& parent, const std::string& key, double lo, double hi, HwProfile& hw)
 {
-  YamlMap entry = parent.get_map(key);
-  double value  = entry.get_double("value", lo, hi);
-  hw.sources[entry.prefix()] = entry.get_string("source");
-  entry.finish();
-  return value;
+  return sourced_entry(parent, key, hw, [&](YamlMap& e) { return e.get_double("value", lo, hi); });
 }
 
 int sourced_int(YamlMap& parent, const std::string& key, long lo, long hi, HwProfile& hw)
 {
-  YamlMap entry = parent.get_map(key);
-  int value     = entry.get_int("value", lo, hi);
-  hw.sources[entry.prefix()] = entry.get_string("source");
-  entry.finish();
-  return value;
+  return sourced_entry(parent, key, hw, [&](YamlMap& e) { return e.get_int("value", lo, hi); });
 }
 
 /** @brief A curve from two parallel lists; x strictly increasing. */
