@@ -1,1 +1,0 @@
-#include "calibrate/Interp.hpp"

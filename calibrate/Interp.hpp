@@ -1,2 +1,0 @@
-/* placeholder replaced by the calibration work */
-#pragma once

@@ -1,0 +1,47 @@
+/* dbosim — the calibration suite: which kernels, at which shapes, tokens and SM budgets (plain C++).
+ * The shapes are the projection and expert shapes of the model zoo (DeepSeek-V3, Kimi-K2, Qwen3-235B-A22B,
+ * Qwen3-30B-A3B, Mixtral-8x7B, DeepSeek-V2-Lite). */
+#pragma once
+#include "calibrate/Measurement.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dbosim::calib {
+
+/** @brief How much to measure: quick (a smoke run, < 3 min on an H200) or full (< 15 min). */
+enum class SuiteSize { quick, full };
+
+/** @brief A dense projection y[M,n] = x[M,k] W[n,k]^T of some model. */
+struct GemmShape {
+  int n;
+  int k;
+  const char* what; ///< which models and projections use it
+};
+
+/** @brief An expert GEMM shape with the local expert counts to sweep. */
+struct ExpertShape {
+  int n;
+  int k;
+  std::vector<int> experts;
+  const char* what;
+};
+
+const std::vector<GemmShape>& zoo_gemm_shapes();
+const std::vector<ExpertShape>& zoo_expert_shapes();
+
+/** @brief The SM budgets of the green-context partitions (132 = the whole H200). */
+const std::vector<int>& partition_sms();
+
+/** @brief Every measurement of the suite, most important first (so a run cut short keeps what matters).
+ *  @param sm_count the GPU's SMs (the 132-SM list is scaled down on a smaller GPU). */
+std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count);
+
+/** @brief The fresh-measurement pass taken right after a run: GEMM 4096x4096x7168 BF16 and the copy kernel. */
+std::vector<MeasureSpec> build_verify_plan();
+
+/** @brief Tokens per expert in the skewed grouped-GEMM case: E experts, `mean` tokens on average, a Zipf(1)
+ *  spread (expert e gets a share proportional to 1/(e+1)); the total is exactly E*mean. */
+std::vector<int> skewed_tokens(int experts, int mean);
+
+} // namespace dbosim::calib

@@ -1,0 +1,104 @@
+/* dbosim-calibrate-run — runs the calibration suite on this machine's GPU into a raw-results file (JSON lines).
+ * Resumable: points already in the file are skipped. Fitting is done elsewhere (dbosim-calibrate fit). */
+#include "calibrate/CalibDriver.hpp"
+#include "calibrate/SuitePlan.hpp"
+#include "kernels/CudaBackend.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace {
+
+void usage()
+{
+  std::cout << "usage: dbosim-calibrate-run --out FILE [--quick | --full] [--verify] [--budget-s S] [--only PREFIX]\n"
+               "                            [--git-commit SHA] [--device N] [--arena-gib G]\n"
+               "  --quick      smoke suite (< 3 min on an H200); --full (default) the whole suite (< 15 min)\n"
+               "  --verify     only the fresh-measurement pass (GEMM 4096x4096x7168 BF16, copy kernel)\n"
+               "  --budget-s   stop starting new points after S seconds; run again to resume\n"
+               "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  using namespace dbosim;
+  std::string out, commit = "unknown", only;
+  bool quick = false, verify = false;
+  double budget = 0, arena_gib = 32;
+  int device = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next     = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--out")
+      out = next();
+    else if (a == "--quick")
+      quick = true;
+    else if (a == "--full")
+      quick = false;
+    else if (a == "--verify")
+      verify = true;
+    else if (a == "--budget-s")
+      budget = std::stod(next());
+    else if (a == "--only")
+      only = next();
+    else if (a == "--git-commit")
+      commit = next();
+    else if (a == "--device")
+      device = std::stoi(next());
+    else if (a == "--arena-gib")
+      arena_gib = std::stod(next());
+    else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else {
+      std::cerr << "unknown argument " << a << "\n";
+      usage();
+      return 2;
+    }
+  }
+  if (out.empty()) {
+    usage();
+    return 2;
+  }
+  try {
+    kern::CudaBackend backend(device, commit, static_cast<size_t>(arena_gib * (1u << 30)));
+    auto plan = verify ? calib::build_verify_plan()
+                       : calib::build_plan(quick ? calib::SuiteSize::quick : calib::SuiteSize::full,
+                                           backend.sm_count());
+    if (!only.empty()) {
+      std::vector<std::string> prefixes;
+      for (size_t pos = 0; pos <= only.size();) {
+        size_t comma = only.find(',', pos);
+        prefixes.push_back(only.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        pos = comma == std::string::npos ? only.size() + 1 : comma + 1;
+      }
+      std::erase_if(plan, [&](const calib::MeasureSpec& s) {
+        for (const auto& p : prefixes)
+          if (s.key().rfind(p, 0) == 0)
+            return false;
+        return true;
+      });
+    }
+    calib::ResultsStore store(out);
+    if (store.dropped_lines() > 0)
+      std::cout << "dropped " << store.dropped_lines() << " torn line(s) at the end of " << out << "\n";
+    calib::DriverOptions opt;
+    opt.budget_s = budget;
+    opt.progress = &std::cout;
+    auto sum     = calib::run_plan(plan, store, backend, opt);
+    return sum.complete() ? 0 : 3;
+  } catch (const std::exception& e) {
+    std::cerr << "dbosim-calibrate-run: " << e.what() << "\n";
+    return 1;
+  }
+}
