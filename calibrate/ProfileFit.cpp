@@ -1,0 +1,275 @@
+#include "calibrate/ProfileFit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace dbosim::calib {
+namespace {
+
+double median(std::vector<double> v)
+{
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string fmt(double v, int digits = 3)
+{
+  std::ostringstream ss;
+  ss.precision(digits);
+  ss << v;
+  return ss.str();
+}
+
+std::map<std::string, double> without(std::map<std::string, double> p, std::initializer_list<const char*> keys)
+{
+  for (const char* k : keys)
+    p.erase(k);
+  return p;
+}
+
+std::string dims_text(const std::map<std::string, double>& p)
+{
+  std::string s;
+  for (const auto& [k, v] : p)
+    s += (s.empty() ? "" : " ") + k + "=" + format_number(v);
+  return s;
+}
+
+double extra(const Measurement& m, const char* key, double fallback = 0)
+{
+  auto it = m.extra.find(key);
+  return it == m.extra.end() ? fallback : it->second;
+}
+
+} // namespace
+
+std::string scaling_family(const std::string& f)
+{
+  if (f == "gemm_bf16" || f == "gemm_fp8")
+    return "gemm";
+  if (f == "grouped_gemm_bf16" || f == "grouped_gemm_fp8")
+    return "grouped_gemm";
+  if (f == "mla_decode" || f == "attention_prefill")
+    return "attention";
+  if (f == "rmsnorm" || f == "silu_mul")
+    return "memory";
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> table_families(const std::vector<Measurement>& records)
+{
+  bool sdpa = std::any_of(records.begin(), records.end(),
+                          [](const Measurement& m) { return m.ok() && m.spec.family == "attention_prefill_sdpa"; });
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"gemm_bf16", "gemm_bf16"},
+      {"gemm_fp8", "gemm_fp8"},
+      {"grouped_gemm_bf16", "grouped_gemm_bf16"},
+      {"grouped_gemm_fp8", "grouped_gemm_fp8"},
+      {"grouped_gemm_bf16_skewed", "grouped_gemm_bf16_skewed"},
+      {"grouped_gemm_fp8_skewed", "grouped_gemm_fp8_skewed"},
+      {"mla_decode", "mla_decode"},
+      {"rmsnorm", "rmsnorm"},
+      {"silu_mul", "silu_mul"},
+  };
+  if (sdpa) {
+    out.push_back({"attention_prefill", "attention_prefill_sdpa"});
+    out.push_back({"attention_prefill_unfused", "attention_prefill"});
+  } else {
+    out.push_back({"attention_prefill", "attention_prefill"});
+  }
+  return out;
+}
+
+FittedProfile fit_profile(const std::vector<Measurement>& records)
+{
+  FittedProfile fp;
+  for (const auto& m : records)
+    if (m.spec.family == "env") {
+      if (fp.runs++ == 0)
+        fp.env = m.info;
+    }
+  if (fp.runs == 0)
+    throw std::runtime_error("the raw results hold no environment record (env/run=1)");
+  const int sm_count = std::stoi(fp.env.count("sm_count") ? fp.env.at("sm_count") : "0");
+  if (sm_count <= 0)
+    throw std::runtime_error("the environment record has no sm_count");
+
+  // ---- duration tables: one per (family, dims), points sorted by tokens
+  for (const auto& [name, raw_family] : table_families(records)) {
+    std::map<std::map<std::string, double>, std::vector<const Measurement*>> groups;
+    for (const auto& m : records)
+      if (m.ok() && m.reps > 0 && m.spec.family == raw_family && m.spec.params.count("tokens"))
+        groups[without(m.spec.params, {"tokens"})].push_back(&m);
+    for (auto& [dims, ms] : groups) {
+      std::sort(ms.begin(), ms.end(),
+                [](const Measurement* a, const Measurement* b) { return a->spec.params.at("tokens") < b->spec.params.at("tokens"); });
+      FitTable t;
+      t.family = name;
+      for (const auto& [k, v] : dims)
+        t.dims[k] = static_cast<int>(v);
+      for (const auto* m : ms) {
+        t.tokens.push_back(m->spec.params.at("tokens"));
+        t.us.push_back(m->us);
+      }
+      std::string impl = ms.front()->info.count("impl") ? ms.front()->info.at("impl") : "";
+      if (auto cut = impl.find(" candidate="); cut != std::string::npos)
+        impl = impl.substr(0, cut);
+      if (auto cut = impl.find(" algo="); cut != std::string::npos)
+        impl = impl.substr(0, cut);
+      t.source = "measured " + fp.env["date"].substr(0, 10) + " on " + fp.env["gpu_name"] + ": " + impl +
+                 "; median of repeats, cold L2";
+      fp.tables.push_back(std::move(t));
+    }
+  }
+
+  // ---- SM scaling: speed(S) = t(full GPU) / t(S SMs) per kernel, median over the kernels of a family
+  std::map<std::string, std::map<std::string, double>> base; // family -> kernel key -> us at full GPU
+  std::map<std::string, std::map<int, std::vector<double>>> speeds;
+  std::map<std::string, std::set<std::string>> members;
+  std::map<std::string, bool> retile;
+  for (const auto& m : records)
+    if (m.ok() && m.spec.family == "sm_scaling" && static_cast<int>(extra(m, "actual_sms")) >= sm_count)
+      base[m.spec.variant][MeasureSpec{m.spec.variant, "", without(m.spec.params, {"sms"})}.key()] = m.us;
+  for (const auto& m : records) {
+    if (!m.ok() || m.spec.family != "sm_scaling")
+      continue;
+    const std::string fam = scaling_family(m.spec.variant);
+    const std::string k   = MeasureSpec{m.spec.variant, "", without(m.spec.params, {"sms"})}.key();
+    auto b                = base[m.spec.variant].find(k);
+    if (fam.empty() || b == base[m.spec.variant].end())
+      continue;
+    speeds[fam][static_cast<int>(extra(m, "actual_sms"))].push_back(b->second / m.us);
+    members[fam].insert(m.spec.variant + "{" + dims_text(without(m.spec.params, {"sms"})) + "}");
+    retile[fam] = extra(m, "retile") > 0;
+  }
+  for (const auto& [fam, by_sms] : speeds) {
+    FitCurve c;
+    c.retile = retile[fam];
+    double lo = 1e9, hi = 0;
+    for (const auto& [sms, v] : by_sms) {
+      c.x.push_back(sms);
+      c.y.push_back(sms >= sm_count ? 1.0 : median(v));
+      for (double s : v)
+        if (sms < sm_count) {
+          lo = std::min(lo, s);
+          hi = std::max(hi, s);
+        }
+    }
+    std::string list;
+    for (const auto& s : members[fam])
+      list += (list.empty() ? "" : ", ") + s;
+    c.source = "measured on green contexts (cuGreenCtxCreate): median over " + std::to_string(members[fam].size()) +
+               " kernels of t(" + std::to_string(sm_count) + " SMs)/t(S SMs), per-kernel speeds " + fmt(lo) + ".." +
+               fmt(hi) + (c.retile ? "; cuBLAS told the SM count (SM-count target)" : "; fixed grids") +
+               ". Kernels: " + list;
+    fp.sm_scaling[fam] = std::move(c);
+  }
+
+  // ---- interference: slowdown of compute beside the comm-like copy kernel
+  std::map<std::string, std::vector<double>> slow;
+  std::map<std::string, std::vector<std::string>> slow_what;
+  for (const auto& m : records) {
+    if (!m.ok() || m.spec.family != "interference" || extra(m, "overlap_ok") <= 0)
+      continue;
+    const bool part    = m.spec.params.count("partitioned") && m.spec.params.at("partitioned") > 0;
+    const std::string sfx = part ? "_partitioned" : "";
+    slow["compute_with_comm" + sfx].push_back(extra(m, "slowdown"));
+    slow_what["compute_with_comm" + sfx].push_back(m.spec.variant + "@" + format_number(m.spec.params.at("comm_ctas")) +
+                                                   "ctas=" + fmt(extra(m, "slowdown")));
+    const double cg = extra(m, "comm_gbps_with");
+    if (cg > 0) {
+      slow["comm_with_compute" + sfx].push_back(extra(m, "comm_gbps_alone") / cg);
+      slow_what["comm_with_compute" + sfx].push_back(m.spec.variant + "@" + format_number(m.spec.params.at("comm_ctas")) +
+                                                     "ctas=" + fmt(extra(m, "comm_gbps_alone") / cg));
+    }
+  }
+  for (auto& [key, v] : slow) {
+    double med = median(v);
+    std::string list;
+    for (const auto& s : slow_what[key])
+      list += (list.empty() ? "" : ", ") + s;
+    const bool comm_side = key.rfind("comm_with", 0) == 0;
+    std::string what     = comm_side ? "comm-kernel bandwidth alone / beside compute (lower bound: the comm kernel "
+                                       "outlasts the compute repeats)"
+                                     : "compute time beside the copy kernel / alone";
+    what += key.find("partitioned") != std::string::npos
+                ? " on disjoint green-context partitions (the same partition alone)"
+                : " sharing all SMs (two streams)";
+    fp.interference[key] = {std::max(1.0, med), "measured: median " + what + " over " + std::to_string(v.size()) +
+                                                    " cases (" + list + ")" + (med < 1.0 ? "; clamped at 1" : "")};
+  }
+
+  // ---- the comm-like copy kernel: payload bandwidth vs CTAs (one CTA per SM up to the SM count)
+  std::vector<std::pair<double, double>> ck;
+  for (const auto& m : records)
+    if (m.ok() && m.spec.family == "copy_kernel" && m.spec.params.at("ctas") <= sm_count)
+      ck.push_back({m.spec.params.at("ctas"), extra(m, "gbps")});
+  std::sort(ck.begin(), ck.end());
+  for (const auto& [c, g] : ck) {
+    fp.comm_kernel_gbps.x.push_back(c);
+    fp.comm_kernel_gbps.y.push_back(g);
+  }
+  fp.comm_kernel_gbps.source = "measured: SM-resident copy kernel (1024 threads per CTA, 16-byte accesses, 1 GiB), "
+                               "payload bytes copied per second; HBM traffic is twice that";
+
+  // ---- host costs
+  std::map<std::string, const Measurement*> host;
+  for (const auto& m : records)
+    if (m.ok() && m.spec.family == "host")
+      host[m.spec.variant] = &m;
+  auto host_value = [&](const char* key, const char* variant, const std::string& what) {
+    if (!host.count(variant))
+      return;
+    const Measurement& m = *host.at(variant);
+    fp.host_us[key] = {m.us, "measured: " + what + ", median of " + std::to_string(m.reps) + " (p10 " +
+                                 fmt(m.us_p10) + ", p90 " + fmt(m.us_p90) + " us)"};
+  };
+  host_value("launch_cpu", "launch", "host time of one empty-kernel launch (batches of 100)");
+  host_value("graph_replay_kernel", "graph_kernel",
+             "GPU time per kernel inside a CUDA-graph replay ((101 kernels - 1 kernel) / 100)");
+  host_value("event", "event_record",
+             "host time of cudaEventRecord" +
+                 (host.count("stream_wait_event") ? " (cudaStreamWaitEvent: " + fmt(host.at("stream_wait_event")->us) + " us)"
+                                                 : std::string()));
+  host_value("stream_sync", "stream_sync",
+             "cudaStreamSynchronize on an idle stream" +
+                 (host.count("launch_sync_roundtrip")
+                      ? " (launch + synchronize round trip: " + fmt(host.at("launch_sync_roundtrip")->us) + " us)"
+                      : std::string()));
+
+  // ---- best rates (for the roofline efficiencies)
+  auto best = [&](std::initializer_list<const char*> families, const char* key, FitScalar& out) {
+    for (const auto& m : records)
+      for (const char* f : families)
+        if (m.ok() && m.spec.family == f && extra(m, key) > out.value)
+          out = {extra(m, key), m.spec.key()};
+  };
+  best({"gemm_bf16", "grouped_gemm_bf16"}, "tflops", fp.best_bf16_tflops);
+  best({"gemm_fp8", "grouped_gemm_fp8"}, "tflops", fp.best_fp8_tflops);
+  best({"attention_prefill_sdpa", "attention_prefill", "mla_decode"}, "tflops", fp.best_attention_tflops);
+  best({"gemm_bf16", "gemm_fp8", "grouped_gemm_bf16", "grouped_gemm_fp8", "rmsnorm", "silu_mul", "mla_decode"},
+       "gbps", fp.best_stream_gbps);
+  for (const auto& m : records)
+    if (m.ok() && m.spec.family == "copy_kernel" && extra(m, "gbps_rw") > fp.best_stream_gbps.value)
+      fp.best_stream_gbps = {extra(m, "gbps_rw"), m.spec.key() + " (read + write)"};
+
+  std::vector<double> clocks;
+  for (const auto& m : records)
+    if (m.ok() && m.extra.count("sm_clock_mhz") && m.extra.at("sm_clock_mhz") > 0)
+      clocks.push_back(m.extra.at("sm_clock_mhz"));
+  if (!clocks.empty()) {
+    std::sort(clocks.begin(), clocks.end());
+    fp.clocks["sm_clock_mhz_min"]    = format_number(clocks.front());
+    fp.clocks["sm_clock_mhz_median"] = format_number(median(clocks));
+    fp.clocks["sm_clock_mhz_max"]    = format_number(clocks.back());
+  }
+  return fp;
+}
+
+} // namespace dbosim::calib

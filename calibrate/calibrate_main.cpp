@@ -1,0 +1,100 @@
+/* dbosim-calibrate — fits a measured hardware profile from raw calibration results and prints its accuracy card.
+ *   dbosim-calibrate fit --raw R.jsonl --base hwprofiles/h200.yaml --out hwprofiles/h200.yaml [--verify V.jsonl]
+ *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
+ * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
+#include "calibrate/LeaveOneOut.hpp"
+#include "calibrate/ProfileFit.hpp"
+#include "calibrate/ProfileWriter.hpp"
+#include "calibrate/ResultsStore.hpp"
+#include "calibrate/VerifyCheck.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace {
+using namespace dbosim::calib;
+
+void print_report(const FittedProfile& fit, const std::vector<Measurement>& records, const std::string& verify)
+{
+  long ok = 0, skipped = 0, errors = 0;
+  for (const auto& m : records) {
+    if (m.spec.family == "env")
+      continue;
+    ok += m.ok();
+    skipped += m.status.rfind("skipped", 0) == 0;
+    errors += m.status.rfind("error", 0) == 0;
+  }
+  fmt::print("calibration of {} ({} SMs, driver {}, CUDA {}, cuBLAS {}, NCCL {}) on {}, commit {}\n",
+             fit.env.at("gpu_name"), fit.env.at("sm_count"), fit.env.at("driver"), fit.env.at("cuda"),
+             fit.env.at("cublas"), fit.env.at("nccl"), fit.env.at("date"), fit.env.at("git_commit"));
+  fmt::print("records: {} ok, {} skipped, {} errors; {} tables\n\n", ok, skipped, errors, fit.tables.size());
+  fmt::print("leave-one-out interpolation error on tokens (each interior point predicted from the others):\n{}\n",
+             format_loo_report(fit.tables));
+  fmt::print("SM scaling (relative speed):\n");
+  for (const auto& [fam, c] : fit.sm_scaling) {
+    std::string row;
+    for (size_t i = 0; i < c.x.size(); ++i)
+      row += fmt::format(" {:g}:{:.3f}", c.x[i], c.y[i]);
+    fmt::print("  {:<13}{}\n", fam, row);
+  }
+  fmt::print("interference (slowdown factors):\n");
+  for (const auto& [k, s] : fit.interference)
+    fmt::print("  {:<32} {:.3f}\n", k, s.value);
+  fmt::print("host costs (us):\n");
+  for (const auto& [k, s] : fit.host_us)
+    fmt::print("  {:<32} {:.2f}\n", k, s.value);
+  if (!verify.empty()) {
+    auto rows = compare_verification(records, ResultsStore::read_file(verify));
+    fmt::print("\nfresh verification pass ({}):\n", verify);
+    for (const auto& r : rows)
+      fmt::print("  {:<45} run {:>9.1f} us   fresh {:>9.1f} us   {:+.1f}%\n", r.key, r.fitted_us, r.fresh_us,
+                 100 * r.rel_diff);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"dbosim-calibrate: fit a measured hardware profile from raw calibration results"};
+  app.require_subcommand(1);
+  std::string raw, base, out, verify, raw_label, base_label;
+  auto* fit_cmd = app.add_subcommand("fit", "fit the profile and write it");
+  fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)")->required()->check(CLI::ExistingFile);
+  fit_cmd->add_option("--base", base, "the datasheet profile it refines")->required()->check(CLI::ExistingFile);
+  fit_cmd->add_option("--out", out, "profile to write (atomically)")->required();
+  fit_cmd->add_option("--raw-label", raw_label, "raw-results path recorded in provenance (default: --raw)");
+  fit_cmd->add_option("--base-label", base_label, "how the profile's header names the base (default: --base)");
+  fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")->check(CLI::ExistingFile);
+  auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
+  report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
+  report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    int dropped  = 0;
+    auto records = ResultsStore::read_file(raw, &dropped);
+    if (dropped)
+      fmt::print(stderr, "{}: ignored a torn last line (an interrupted run)\n", raw);
+    FittedProfile fit = fit_profile(records);
+    if (*report_cmd) {
+      print_report(fit, records, verify);
+      return 0;
+    }
+    WriterOptions opt;
+    opt.base_profile = base;
+    opt.base_label   = base_label;
+    opt.raw_results  = raw_label.empty() ? raw : raw_label;
+    if (!verify.empty())
+      opt.verify_note = "fresh pass in a separate process right after the run: " +
+                        verification_note(compare_verification(records, ResultsStore::read_file(verify)));
+    write_profile(fit, opt, out);
+    fmt::print("wrote {} ({} tables, {} SM-scaling curves, {} interference factors)\n", out, fit.tables.size(),
+               fit.sm_scaling.size(), fit.interference.size());
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dbosim-calibrate: {}\n", e.what());
+    return 1;
+  }
+}

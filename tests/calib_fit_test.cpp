@@ -1,0 +1,127 @@
+#include "calibrate/LeaveOneOut.hpp"
+#include "calibrate/ProfileFit.hpp"
+#include "calibrate/ProfileWriter.hpp"
+#include "calibrate/ResultsStore.hpp"
+#include "calibrate/VerifyCheck.hpp"
+#include "config/HwProfileLoader.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace dbosim::calib;
+
+namespace {
+
+const std::string kData = std::string(DBOSIM_SOURCE_DIR) + "/tests/data/calib/";
+
+Measurement rec(std::string family, std::string variant, std::map<std::string, double> p, double us,
+                std::map<std::string, double> extra = {})
+{
+  Measurement m;
+  m.spec = MeasureSpec{std::move(family), std::move(variant), std::move(p)};
+  summarize_samples(m, {us});
+  m.extra = std::move(extra);
+  return m;
+}
+
+Measurement env_record()
+{
+  Measurement e;
+  e.spec = MeasureSpec{"env", "", {{"run", 1}}};
+  e.info = {{"gpu_name", "Test GPU"}, {"sm_count", "132"}, {"date", "2026-11-29T08:00:00Z"}};
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("calib::fit_profile: SM-scaling speed is t(full)/t(S), median over the family's kernels", "[quick]")
+{
+  std::vector<Measurement> r = {env_record()};
+  auto add = [&](const char* fam, double tokens, double sms, double us) {
+    r.push_back(rec("sm_scaling", fam, {{"n", 64}, {"k", 64}, {"tokens", tokens}, {"sms", sms}}, us,
+                    {{"actual_sms", sms}, {"retile", 1}}));
+  };
+  add("gemm_bf16", 1, 132, 100);
+  add("gemm_bf16", 1, 68, 200); // speed 0.5
+  add("gemm_bf16", 2, 132, 100);
+  add("gemm_bf16", 2, 68, 125); // speed 0.8
+  add("gemm_fp8", 1, 132, 60);
+  add("gemm_fp8", 1, 68, 100);  // speed 0.6
+  auto fit = fit_profile(r);
+  REQUIRE(fit.sm_scaling.count("gemm"));
+  const auto& c = fit.sm_scaling.at("gemm");
+  REQUIRE(c.x == std::vector<double>{68, 132});
+  CHECK(c.y[0] == Approx(0.6));
+  CHECK(c.y[1] == 1.0);
+  CHECK(c.retile);
+  CHECK_THROWS_WITH(fit_profile({}), Catch::Contains("no environment record"));
+}
+
+TEST_CASE("calib::leave_one_out: exact on a linear table, measurable on a curved one", "[quick]")
+{
+  FitTable lin{"gemm_bf16", {{"n", 1}}, {1, 2, 4, 8, 16}, {10, 20, 40, 80, 160}, ""};
+  auto s = leave_one_out({lin}, InterpKind::linear);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].points == 3);
+  CHECK(s[0].median == Approx(0).margin(1e-12));
+  FitTable sq{"rmsnorm", {{"hidden", 1}}, {1, 2, 3}, {1, 4, 9}, ""}; // y = x^2: predict 4 from (1,1),(3,9) -> 5
+  auto q = leave_one_out({sq}, InterpKind::linear);
+  CHECK(q[0].median == Approx(0.25));
+  CHECK(interpolate({1, 4}, {1, 16}, 2, InterpKind::loglog) == Approx(4)); // a power law is exact in log-log
+}
+
+TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts", "[quick]")
+{
+  auto records = ResultsStore::read_file(kData + "h200_raw.jsonl");
+  auto fit     = fit_profile(records);
+  CHECK(fit.env.at("gpu_name") == "NVIDIA H200");
+  for (const char* fam : {"gemm", "grouped_gemm", "attention"})
+    CHECK(fit.sm_scaling.count(fam));
+  CHECK(fit.interference.at("compute_with_comm").value >= 1.0);
+  CHECK(fit.interference.at("compute_with_comm_partitioned").value >= 1.0);
+  CHECK(fit.comm_kernel_gbps.x.size() >= 5);
+
+  const std::string out = (std::filesystem::temp_directory_path() / "dbosim_h200_fit_test.yaml").string();
+  WriterOptions opt;
+  opt.base_profile = std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/h200.yaml";
+  opt.raw_results  = "tests/data/calib/h200_raw.jsonl";
+  write_profile(fit, opt, out);
+  auto hw = dbosim::load_hw_profile(out);
+  CHECK(hw.measured());
+  CHECK(hw.provenance.details.at("gpu_name") == "NVIDIA H200");
+  CHECK(hw.sm_count == 132);
+  CHECK(hw.sm_scaling.at("gemm").speed.y.back() == 1.0);
+  CHECK(hw.comm_kernel_bytes_per_s_by_sms.y.front() > 1e9);
+  double raw_us = 0;
+  for (const auto& m : records)
+    if (m.spec.key() == "gemm_bf16/k=7168,n=4096,tokens=4096")
+      raw_us = m.us;
+  REQUIRE(raw_us > 0);
+  bool found = false;
+  for (const auto& t : hw.tables)
+    if (t.family == "gemm_bf16" && t.dims.at("n") == 4096 && t.dims.at("k") == 7168)
+      for (size_t i = 0; i < t.us_by_tokens.x.size(); ++i)
+        if (t.us_by_tokens.x[i] == 4096) { // within the writer's 4 significant digits of the raw median
+          found = true;
+          CHECK(t.us_by_tokens.y[i] == Approx(raw_us).epsilon(1e-3));
+        }
+  CHECK(found);
+  CHECK(profile_yaml(fit, opt) == profile_yaml(fit, opt)); // deterministic
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("calib: the committed h200 profile is the fit of the committed raw results", "[quick]")
+{
+  auto hw = dbosim::load_hw_profile(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/h200.yaml");
+  REQUIRE(hw.measured());
+  CHECK(hw.provenance.details.at("raw_results") == "tests/data/calib/h200_raw.jsonl");
+  auto fit = fit_profile(ResultsStore::read_file(kData + "h200_raw.jsonl"));
+  CHECK(hw.tables.size() == fit.tables.size());
+  // the acceptance check, as recorded: the fresh pass is within 10% of the fitted points
+  auto rows = compare_verification(ResultsStore::read_file(kData + "h200_raw.jsonl"),
+                                   ResultsStore::read_file(kData + "h200_verify.jsonl"));
+  REQUIRE(rows.size() == 3);
+  for (const auto& r : rows)
+    CHECK(std::abs(r.rel_diff) < 0.10);
+}
