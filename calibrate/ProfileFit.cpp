@@ -73,10 +73,18 @@ std::vector<std::pair<std::string, std::string>> table_families(const std::vecto
       {"grouped_gemm_fp8", "grouped_gemm_fp8"},
       {"grouped_gemm_bf16_skewed", "grouped_gemm_bf16_skewed"},
       {"grouped_gemm_fp8_skewed", "grouped_gemm_fp8_skewed"},
-      {"mla_decode", "mla_decode"},
       {"rmsnorm", "rmsnorm"},
       {"silu_mul", "silu_mul"},
   };
+  const bool fused_mla = std::any_of(records.begin(), records.end(), [](const Measurement& m) {
+    return m.ok() && m.spec.family == "mla_decode_triton";
+  });
+  if (fused_mla) {
+    out.push_back({"mla_decode", "mla_decode_triton"});
+    out.push_back({"mla_decode_unfused", "mla_decode"});
+  } else {
+    out.push_back({"mla_decode", "mla_decode"});
+  }
   if (sdpa) {
     out.push_back({"attention_prefill", "attention_prefill_sdpa"});
     out.push_back({"attention_prefill_unfused", "attention_prefill"});
@@ -252,7 +260,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   };
   best({"gemm_bf16", "grouped_gemm_bf16"}, "tflops", fp.best_bf16_tflops);
   best({"gemm_fp8", "grouped_gemm_fp8"}, "tflops", fp.best_fp8_tflops);
-  best({"attention_prefill_sdpa", "attention_prefill", "mla_decode"}, "tflops", fp.best_attention_tflops);
+  best({"attention_prefill_sdpa", "attention_prefill", "mla_decode", "mla_decode_triton"}, "tflops",
+       fp.best_attention_tflops);
   best({"gemm_bf16", "gemm_fp8", "grouped_gemm_bf16", "grouped_gemm_fp8", "rmsnorm", "silu_mul", "mla_decode"},
        "gbps", fp.best_stream_gbps);
   for (const auto& m : records)

@@ -42,8 +42,9 @@ struct FittedProfile {
   std::map<std::string, std::string> clocks;       ///< sm_clock_mhz min / median / max over the measurements
 };
 
-/** @brief The table families written to a profile, with the raw family each comes from. Prefill attention is
- *  taken from the fused SDPA measurements when present (the unfused C++ kernel stays as attention_prefill_unfused). */
+/** @brief The table families written to a profile, with the raw family each comes from. Attention is taken from
+ *  the fused kernels when they ran (prefill: PyTorch SDPA; MLA decode: the Triton kernel); the C++ suite's unfused
+ *  cuBLAS versions then stay as attention_prefill_unfused / mla_decode_unfused. */
 std::vector<std::pair<std::string, std::string>> table_families(const std::vector<Measurement>& records);
 
 /** @brief Fits every measured part; throws std::runtime_error when the records lack an environment record. */

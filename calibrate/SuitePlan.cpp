@@ -7,11 +7,16 @@
 namespace dbosim::calib {
 namespace {
 
-std::vector<int> powers_of_two(int lo, int hi)
+/** @brief Powers of two from lo to hi, with the midpoint 1.5 x 2^i added from `dense_from` on (where durations
+ *  stop being flat in tokens and linear interpolation between powers of two is least accurate). */
+std::vector<int> token_grid(int lo, int hi, int dense_from)
 {
   std::vector<int> v;
-  for (int x = lo; x <= hi; x *= 2)
+  for (int x = lo; x <= hi; x *= 2) {
     v.push_back(x);
+    if (x >= dense_from && x + x / 2 < hi)
+      v.push_back(x + x / 2);
+  }
   return v;
 }
 
@@ -108,7 +113,7 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
     plan.push_back(spec("copy_kernel", {{"ctas", c}, {"mib", 1024}}));
 
   // ---- dense GEMMs: every zoo projection over tokens, BF16 then FP8
-  const std::vector<int> tokens = full ? powers_of_two(1, 16384) : std::vector<int>{1, 16, 128, 1024, 4096, 16384};
+  const std::vector<int> tokens = full ? token_grid(1, 16384, 32) : std::vector<int>{1, 16, 128, 1024, 4096, 16384};
   auto gemm_shapes              = zoo_gemm_shapes();
   if (!full)
     gemm_shapes.resize(4);
@@ -161,7 +166,7 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
       }
 
   // ---- grouped expert GEMMs: balanced over experts x tokens per expert, then skewed
-  const std::vector<int> tpe = full ? powers_of_two(1, 4096) : std::vector<int>{1, 16, 128, 1024};
+  const std::vector<int> tpe = full ? token_grid(1, 4096, 32) : std::vector<int>{1, 16, 128, 1024};
   auto expert_shapes         = zoo_expert_shapes();
   if (!full)
     expert_shapes.resize(2);
@@ -191,13 +196,13 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
   // ---- attention: MLA decode (batch x context) and causal prefill (prompt tokens)
   const std::vector<int> contexts = full ? std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768}
                                          : std::vector<int>{1024, 8192};
-  const std::vector<int> batches  = full ? powers_of_two(1, 256) : std::vector<int>{1, 16, 128};
+  const std::vector<int> batches  = full ? token_grid(1, 256, 16) : std::vector<int>{1, 16, 128};
   for (int heads : full ? std::vector<int>{128, 64, 16} : std::vector<int>{128})
     for (int c : contexts)
       for (int b : batches)
         plan.push_back(spec("mla_decode", {{"context", c}, {"heads", heads}, {"tokens", b}}));
   const std::vector<std::pair<int, int>> prefill = {{128, 192}, {64, 128}, {32, 128}, {16, 192}};
-  const std::vector<int> prompt = full ? powers_of_two(128, 16384) : std::vector<int>{512, 4096};
+  const std::vector<int> prompt = full ? token_grid(128, 16384, 128) : std::vector<int>{512, 4096};
   for (size_t i = 0; i < (full ? prefill.size() : 1); ++i)
     for (int t : prompt)
       plan.push_back(spec("attention_prefill", {{"heads", prefill[i].first}, {"head_dim", prefill[i].second},

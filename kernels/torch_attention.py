@@ -35,7 +35,7 @@ def main():
                 pass
     out = open(path, "a")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    tokens = [512, 4096] if quick else [128 << i for i in range(8)]
+    tokens = [512, 4096] if quick else sorted({128 << i for i in range(8)} | {192 << i for i in range(7)})
     for heads, d in SHAPES[:1] if quick else SHAPES:
         for t in tokens:
             params = {"heads": heads, "head_dim": d, "tokens": t}

@@ -84,7 +84,7 @@ TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts",
 
   const std::string out = (std::filesystem::temp_directory_path() / "dbosim_h200_fit_test.yaml").string();
   WriterOptions opt;
-  opt.base_profile = std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/h200.yaml";
+  opt.base_profile = kData + "h200_datasheet.yaml";
   opt.raw_results  = "tests/data/calib/h200_raw.jsonl";
   write_profile(fit, opt, out);
   auto hw = dbosim::load_hw_profile(out);
