@@ -19,7 +19,7 @@ std::string eta_text(double seconds)
 DriverSummary run_plan(const std::vector<MeasureSpec>& plan, ResultsStore& store, MeasurementBackend& backend,
                        const DriverOptions& options)
 {
-  using clock = std::chrono::steady_clock;
+  using clock      = std::chrono::steady_clock;
   const auto start = clock::now();
   auto elapsed_s   = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
 
@@ -39,9 +39,9 @@ DriverSummary run_plan(const std::vector<MeasureSpec>& plan, ResultsStore& store
   for (const auto& m : store.records())
     runs += m.spec.family == "env";
   Measurement env;
-  env.spec = MeasureSpec{"env", "", {{"run", runs + 1}}};
-  env.info = backend.environment();
-  env.info["planned"] = std::to_string(sum.planned);
+  env.spec                 = MeasureSpec{"env", "", {{"run", runs + 1}}};
+  env.info                 = backend.environment();
+  env.info["planned"]      = std::to_string(sum.planned);
   env.info["resumed_from"] = std::to_string(sum.present);
   store.append(env);
   if (options.progress && sum.present > 0)

@@ -10,8 +10,8 @@
 namespace dbosim::calib {
 
 struct DriverOptions {
-  double budget_s      = 0;   ///< stop starting new measurements after this many seconds (0 = no limit)
-  long max_measurements = -1; ///< stop after this many new measurements (-1 = no limit; tests simulate a kill)
+  double budget_s        = 0;       ///< stop starting new measurements after this many seconds (0 = no limit)
+  long max_measurements  = -1;      ///< stop after this many new measurements (-1 = no limit; tests simulate a kill)
   std::ostream* progress = nullptr; ///< where progress lines go (nullptr = silent)
 };
 

@@ -11,10 +11,10 @@ namespace dbosim::calib {
 
 struct LooStats {
   std::string family;
-  int points     = 0;  ///< interior points left out, one at a time
-  double median  = 0;  ///< relative error
-  double p90     = 0;
-  double max     = 0;
+  int points    = 0; ///< interior points left out, one at a time
+  double median = 0; ///< relative error
+  double p90    = 0;
+  double max    = 0;
   std::string worst; ///< the table and tokens of the largest error
 };
 

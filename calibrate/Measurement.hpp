@@ -24,12 +24,12 @@ struct MeasureSpec {
 /** @brief The outcome of one MeasureSpec: median duration over repeats (us), spread, extra values. */
 struct Measurement {
   MeasureSpec spec;
-  std::string status = "ok";           ///< "ok", or "skipped: why" / "error: why" (kept so a resume skips it too)
-  double us          = 0;              ///< median duration of one repeat, microseconds
-  double us_p10      = 0;              ///< 10th percentile of the repeats, microseconds
-  double us_p90      = 0;              ///< 90th percentile of the repeats, microseconds
-  int reps           = 0;              ///< timed repeats behind the median
-  std::map<std::string, double> extra; ///< family-specific values ("gbps", "us_alone", "sm_clock_mhz", ...)
+  std::string status = "ok";               ///< "ok", or "skipped: why" / "error: why" (kept so a resume skips it too)
+  double us          = 0;                  ///< median duration of one repeat, microseconds
+  double us_p10      = 0;                  ///< 10th percentile of the repeats, microseconds
+  double us_p90      = 0;                  ///< 90th percentile of the repeats, microseconds
+  int reps           = 0;                  ///< timed repeats behind the median
+  std::map<std::string, double> extra;     ///< family-specific values ("gbps", "us_alone", "sm_clock_mhz", ...)
   std::map<std::string, std::string> info; ///< strings (environment record, algorithm names, ...)
 
   bool ok() const { return status == "ok"; }

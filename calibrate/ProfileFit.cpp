@@ -62,36 +62,20 @@ std::string scaling_family(const std::string& f)
   return "";
 }
 
-std::vector<std::pair<std::string, std::string>> table_families(const std::vector<Measurement>& records)
+std::vector<std::pair<std::string, std::vector<std::string>>> table_families()
 {
-  bool sdpa = std::any_of(records.begin(), records.end(),
-                          [](const Measurement& m) { return m.ok() && m.spec.family == "attention_prefill_sdpa"; });
-  std::vector<std::pair<std::string, std::string>> out = {
-      {"gemm_bf16", "gemm_bf16"},
-      {"gemm_fp8", "gemm_fp8"},
-      {"grouped_gemm_bf16", "grouped_gemm_bf16"},
-      {"grouped_gemm_fp8", "grouped_gemm_fp8"},
-      {"grouped_gemm_bf16_skewed", "grouped_gemm_bf16_skewed"},
-      {"grouped_gemm_fp8_skewed", "grouped_gemm_fp8_skewed"},
-      {"rmsnorm", "rmsnorm"},
-      {"silu_mul", "silu_mul"},
+  return {
+      {"gemm_bf16", {"gemm_bf16"}},
+      {"gemm_fp8", {"gemm_fp8"}},
+      {"grouped_gemm_bf16", {"grouped_gemm_bf16"}},
+      {"grouped_gemm_fp8", {"grouped_gemm_fp8"}},
+      {"grouped_gemm_bf16_skewed", {"grouped_gemm_bf16_skewed"}},
+      {"grouped_gemm_fp8_skewed", {"grouped_gemm_fp8_skewed"}},
+      {"mla_decode", {"mla_decode_triton", "mla_decode"}},
+      {"attention_prefill", {"attention_prefill_sdpa", "attention_prefill"}},
+      {"rmsnorm", {"rmsnorm"}},
+      {"silu_mul", {"silu_mul"}},
   };
-  const bool fused_mla = std::any_of(records.begin(), records.end(), [](const Measurement& m) {
-    return m.ok() && m.spec.family == "mla_decode_triton";
-  });
-  if (fused_mla) {
-    out.push_back({"mla_decode", "mla_decode_triton"});
-    out.push_back({"mla_decode_unfused", "mla_decode"});
-  } else {
-    out.push_back({"mla_decode", "mla_decode"});
-  }
-  if (sdpa) {
-    out.push_back({"attention_prefill", "attention_prefill_sdpa"});
-    out.push_back({"attention_prefill_unfused", "attention_prefill"});
-  } else {
-    out.push_back({"attention_prefill", "attention_prefill"});
-  }
-  return out;
 }
 
 FittedProfile fit_profile(const std::vector<Measurement>& records)
@@ -108,30 +92,38 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   if (sm_count <= 0)
     throw std::runtime_error("the environment record has no sm_count");
 
-  // ---- duration tables: one per (family, dims), points sorted by tokens
-  for (const auto& [name, raw_family] : table_families(records)) {
-    std::map<std::map<std::string, double>, std::vector<const Measurement*>> groups;
-    for (const auto& m : records)
-      if (m.ok() && m.reps > 0 && m.spec.family == raw_family && m.spec.params.count("tokens"))
-        groups[without(m.spec.params, {"tokens"})].push_back(&m);
-    for (auto& [dims, ms] : groups) {
-      std::sort(ms.begin(), ms.end(),
-                [](const Measurement* a, const Measurement* b) { return a->spec.params.at("tokens") < b->spec.params.at("tokens"); });
+  // ---- duration tables: one per (family, dims), points sorted by tokens; where several implementations were
+  //      measured (attention), each point takes the fastest one
+  for (const auto& [name, raw_families] : table_families()) {
+    std::map<std::map<std::string, double>, std::map<double, const Measurement*>> groups;
+    for (const auto& raw_family : raw_families)
+      for (const auto& m : records) {
+        if (!m.ok() || m.reps == 0 || m.spec.family != raw_family || !m.spec.params.count("tokens"))
+          continue;
+        auto& slot = groups[without(m.spec.params, {"tokens"})][m.spec.params.at("tokens")];
+        if (!slot || m.us < slot->us)
+          slot = &m;
+      }
+    for (auto& [dims, by_tokens] : groups) {
       FitTable t;
       t.family = name;
       for (const auto& [k, v] : dims)
         t.dims[k] = static_cast<int>(v);
-      for (const auto* m : ms) {
-        t.tokens.push_back(m->spec.params.at("tokens"));
+      std::map<std::string, int> wins; // implementation -> points it is the fastest at
+      for (const auto& [tokens, m] : by_tokens) {
+        t.tokens.push_back(tokens);
         t.us.push_back(m->us);
+        std::string impl = m->info.count("impl") ? m->info.at("impl") : m->spec.family;
+        for (const char* cut : {" candidate=", " algo=", "; BLOCK_H=", "; checked"})
+          if (auto at = impl.find(cut); at != std::string::npos)
+            impl = impl.substr(0, at);
+        ++wins[impl];
       }
-      std::string impl = ms.front()->info.count("impl") ? ms.front()->info.at("impl") : "";
-      if (auto cut = impl.find(" candidate="); cut != std::string::npos)
-        impl = impl.substr(0, cut);
-      if (auto cut = impl.find(" algo="); cut != std::string::npos)
-        impl = impl.substr(0, cut);
-      t.source = "measured " + fp.env["date"].substr(0, 10) + " on " + fp.env["gpu_name"] + ": " + impl +
-                 "; median of repeats, cold L2";
+      std::string impls;
+      for (const auto& [impl, n] : wins)
+        impls += (impls.empty() ? "" : " | ") + (wins.size() > 1 ? std::to_string(n) + " points: " : "") + impl;
+      t.source = "measured " + fp.env["date"].substr(0, 10) + " on " + fp.env["gpu_name"] + ": " +
+                 (wins.size() > 1 ? "fastest per point of " : "") + impls + "; median of repeats, cold L2";
       fp.tables.push_back(std::move(t));
     }
   }
@@ -158,7 +150,7 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   }
   for (const auto& [fam, by_sms] : speeds) {
     FitCurve c;
-    c.retile = retile[fam];
+    c.retile  = retile[fam];
     double lo = 1e9, hi = 0;
     for (const auto& [sms, v] : by_sms) {
       c.x.push_back(sms);
@@ -185,7 +177,7 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   for (const auto& m : records) {
     if (!m.ok() || m.spec.family != "interference" || extra(m, "overlap_ok") <= 0)
       continue;
-    const bool part    = m.spec.params.count("partitioned") && m.spec.params.at("partitioned") > 0;
+    const bool part       = m.spec.params.count("partitioned") && m.spec.params.at("partitioned") > 0;
     const std::string sfx = part ? "_partitioned" : "";
     slow["compute_with_comm" + sfx].push_back(extra(m, "slowdown"));
     slow_what["compute_with_comm" + sfx].push_back(m.spec.variant + "@" + format_number(m.spec.params.at("comm_ctas")) +
@@ -193,7 +185,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     const double cg = extra(m, "comm_gbps_with");
     if (cg > 0) {
       slow["comm_with_compute" + sfx].push_back(extra(m, "comm_gbps_alone") / cg);
-      slow_what["comm_with_compute" + sfx].push_back(m.spec.variant + "@" + format_number(m.spec.params.at("comm_ctas")) +
+      slow_what["comm_with_compute" + sfx].push_back(m.spec.variant + "@" +
+                                                     format_number(m.spec.params.at("comm_ctas")) +
                                                      "ctas=" + fmt(extra(m, "comm_gbps_alone") / cg));
     }
   }
@@ -235,16 +228,17 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     if (!host.count(variant))
       return;
     const Measurement& m = *host.at(variant);
-    fp.host_us[key] = {m.us, "measured: " + what + ", median of " + std::to_string(m.reps) + " (p10 " +
-                                 fmt(m.us_p10) + ", p90 " + fmt(m.us_p90) + " us)"};
+    fp.host_us[key] = {m.us, "measured: " + what + ", median of " + std::to_string(m.reps) + " (p10 " + fmt(m.us_p10) +
+                                 ", p90 " + fmt(m.us_p90) + " us)"};
   };
   host_value("launch_cpu", "launch", "host time of one empty-kernel launch (batches of 100)");
   host_value("graph_replay_kernel", "graph_kernel",
              "GPU time per kernel inside a CUDA-graph replay ((101 kernels - 1 kernel) / 100)");
   host_value("event", "event_record",
              "host time of cudaEventRecord" +
-                 (host.count("stream_wait_event") ? " (cudaStreamWaitEvent: " + fmt(host.at("stream_wait_event")->us) + " us)"
-                                                 : std::string()));
+                 (host.count("stream_wait_event")
+                      ? " (cudaStreamWaitEvent: " + fmt(host.at("stream_wait_event")->us) + " us)"
+                      : std::string()));
   host_value("stream_sync", "stream_sync",
              "cudaStreamSynchronize on an idle stream" +
                  (host.count("launch_sync_roundtrip")
@@ -262,8 +256,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   best({"gemm_fp8", "grouped_gemm_fp8"}, "tflops", fp.best_fp8_tflops);
   best({"attention_prefill_sdpa", "attention_prefill", "mla_decode", "mla_decode_triton"}, "tflops",
        fp.best_attention_tflops);
-  best({"gemm_bf16", "gemm_fp8", "grouped_gemm_bf16", "grouped_gemm_fp8", "rmsnorm", "silu_mul", "mla_decode"},
-       "gbps", fp.best_stream_gbps);
+  best({"gemm_bf16", "gemm_fp8", "grouped_gemm_bf16", "grouped_gemm_fp8", "rmsnorm", "silu_mul", "mla_decode"}, "gbps",
+       fp.best_stream_gbps);
   for (const auto& m : records)
     if (m.ok() && m.spec.family == "copy_kernel" && extra(m, "gbps_rw") > fp.best_stream_gbps.value)
       fp.best_stream_gbps = {extra(m, "gbps_rw"), m.spec.key() + " (read + write)"};

@@ -34,18 +34,18 @@ struct FittedProfile {
   std::map<std::string, std::string> env; ///< the first run's environment record (provenance)
   int runs = 0;                           ///< env records: 1 + resumes
   std::vector<FitTable> tables;
-  std::map<std::string, FitCurve> sm_scaling;      ///< "gemm", "grouped_gemm", "attention", "memory"
-  std::map<std::string, FitScalar> interference;   ///< "compute_with_comm", "compute_with_comm_partitioned", ...
-  FitCurve comm_kernel_gbps;                       ///< x = CTAs (= SMs held), y = GB/s of payload
-  std::map<std::string, FitScalar> host_us;        ///< launch_cpu, graph_replay_kernel, event, stream_sync
+  std::map<std::string, FitCurve> sm_scaling;    ///< "gemm", "grouped_gemm", "attention", "memory"
+  std::map<std::string, FitScalar> interference; ///< "compute_with_comm", "compute_with_comm_partitioned", ...
+  FitCurve comm_kernel_gbps;                     ///< x = CTAs (= SMs held), y = GB/s of payload
+  std::map<std::string, FitScalar> host_us;      ///< launch_cpu, graph_replay_kernel, event, stream_sync
   FitScalar best_bf16_tflops, best_fp8_tflops, best_attention_tflops, best_stream_gbps;
-  std::map<std::string, std::string> clocks;       ///< sm_clock_mhz min / median / max over the measurements
+  std::map<std::string, std::string> clocks; ///< sm_clock_mhz min / median / max over the measurements
 };
 
-/** @brief The table families written to a profile, with the raw family each comes from. Attention is taken from
- *  the fused kernels when they ran (prefill: PyTorch SDPA; MLA decode: the Triton kernel); the C++ suite's unfused
- *  cuBLAS versions then stay as attention_prefill_unfused / mla_decode_unfused. */
-std::vector<std::pair<std::string, std::string>> table_families(const std::vector<Measurement>& records);
+/** @brief The table families written to a profile and the raw families each is made of. Attention has two
+ *  implementations each (prefill: PyTorch SDPA and the C++ suite's unfused cuBLAS one; MLA decode: the Triton fused
+ *  paged kernel and the unfused cuBLAS one): each point of the table takes the faster. */
+std::vector<std::pair<std::string, std::vector<std::string>>> table_families();
 
 /** @brief Fits every measured part; throws std::runtime_error when the records lack an environment record. */
 FittedProfile fit_profile(const std::vector<Measurement>& records);

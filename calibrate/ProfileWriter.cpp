@@ -67,12 +67,12 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   };
   detail("gpu_name", gpu_name);
   detail("sm_count", env(fit, "sm_count"));
-  detail("sm_clock_mhz", env(fit, "sm_clock_mhz") + " at start (max " + env(fit, "max_sm_clock_mhz") +
-                             "); during the measurements min " +
-                             (fit.clocks.count("sm_clock_mhz_min") ? fit.clocks.at("sm_clock_mhz_min") : "?") +
-                             ", median " +
-                             (fit.clocks.count("sm_clock_mhz_median") ? fit.clocks.at("sm_clock_mhz_median") : "?") +
-                             ", max " + (fit.clocks.count("sm_clock_mhz_max") ? fit.clocks.at("sm_clock_mhz_max") : "?"));
+  detail("sm_clock_mhz",
+         env(fit, "sm_clock_mhz") + " at start (max " + env(fit, "max_sm_clock_mhz") +
+             "); during the measurements min " +
+             (fit.clocks.count("sm_clock_mhz_min") ? fit.clocks.at("sm_clock_mhz_min") : "?") + ", median " +
+             (fit.clocks.count("sm_clock_mhz_median") ? fit.clocks.at("sm_clock_mhz_median") : "?") + ", max " +
+             (fit.clocks.count("sm_clock_mhz_max") ? fit.clocks.at("sm_clock_mhz_max") : "?"));
   detail("mem_clock_mhz", env(fit, "mem_clock_mhz") + " (max " + env(fit, "max_mem_clock_mhz") + ")");
   detail("driver", env(fit, "driver"));
   detail("cuda", env(fit, "cuda"));

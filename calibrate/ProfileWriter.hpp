@@ -9,10 +9,10 @@
 namespace dbosim::calib {
 
 struct WriterOptions {
-  std::string base_profile;    ///< path of the datasheet profile (read through config/HwProfileLoader)
-  std::string base_label;      ///< how the header comment names the base (default: base_profile)
-  std::string raw_results;     ///< path of the raw results, as recorded in provenance (relative to the repo)
-  std::string verify_note;     ///< optional: what the fresh verification measurement found
+  std::string base_profile; ///< path of the datasheet profile (read through config/HwProfileLoader)
+  std::string base_label;   ///< how the header comment names the base (default: base_profile)
+  std::string raw_results;  ///< path of the raw results, as recorded in provenance (relative to the repo)
+  std::string verify_note;  ///< optional: what the fresh verification measurement found
 };
 
 /** @brief The profile's YAML text. */

@@ -84,9 +84,9 @@ std::vector<int> skewed_tokens(int experts, int mean)
   std::vector<double> w(static_cast<size_t>(experts));
   for (int e = 0; e < experts; ++e)
     w[static_cast<size_t>(e)] = 1.0 / (e + 1);
-  double sum  = std::accumulate(w.begin(), w.end(), 0.0);
-  long total  = static_cast<long>(experts) * mean;
-  long given  = 0;
+  double sum = std::accumulate(w.begin(), w.end(), 0.0);
+  long total = static_cast<long>(experts) * mean;
+  long given = 0;
   std::vector<int> out(static_cast<size_t>(experts));
   for (int e = 0; e < experts; ++e) {
     out[static_cast<size_t>(e)] = static_cast<int>(std::floor(total * w[static_cast<size_t>(e)] / sum));
@@ -103,8 +103,8 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
   std::vector<MeasureSpec> plan;
 
   // ---- host costs and the comm-like copy kernel first: cheap, and needed by every profile
-  for (const char* what : {"launch", "graph_kernel", "event_record", "stream_wait_event", "stream_sync",
-                           "launch_sync_roundtrip"})
+  for (const char* what :
+       {"launch", "graph_kernel", "event_record", "stream_wait_event", "stream_sync", "launch_sync_roundtrip"})
     plan.push_back(spec("host", {}, what));
   std::vector<int> ctas = {1, 2, 4, 8, 12, 16, 20, 24, 32, 48, 64, 96, 132, 264};
   if (!full)
@@ -157,9 +157,9 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
   for (double partitioned : {0.0, 1.0})
     for (const auto& k : interfering)
       for (int comm_ctas : full ? std::vector<int>{20, 32} : std::vector<int>{20}) {
-        MeasureSpec p = k;
-        p.variant     = k.family;
-        p.family      = "interference";
+        MeasureSpec p           = k;
+        p.variant               = k.family;
+        p.family                = "interference";
         p.params["partitioned"] = partitioned;
         p.params["comm_ctas"]   = comm_ctas;
         plan.push_back(p);
@@ -190,23 +190,23 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
   // the cuBLAS grouped API (cublasGemmGroupedBatchedEx) for comparison with the strided-batched cuBLASLt kernels
   for (size_t i = 0; i < (full ? 2u : 1u); ++i)
     for (int t : tpe)
-      plan.push_back(spec("grouped_gemm_bf16_api", {{"experts", 32}, {"n", expert_shapes[i].n},
-                                                    {"k", expert_shapes[i].k}, {"tokens", t}}));
+      plan.push_back(spec("grouped_gemm_bf16_api",
+                          {{"experts", 32}, {"n", expert_shapes[i].n}, {"k", expert_shapes[i].k}, {"tokens", t}}));
 
   // ---- attention: MLA decode (batch x context) and causal prefill (prompt tokens)
-  const std::vector<int> contexts = full ? std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768}
-                                         : std::vector<int>{1024, 8192};
-  const std::vector<int> batches  = full ? token_grid(1, 256, 16) : std::vector<int>{1, 16, 128};
+  const std::vector<int> contexts =
+      full ? std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768} : std::vector<int>{1024, 8192};
+  const std::vector<int> batches = full ? token_grid(1, 256, 16) : std::vector<int>{1, 16, 128};
   for (int heads : full ? std::vector<int>{128, 64, 16} : std::vector<int>{128})
     for (int c : contexts)
       for (int b : batches)
         plan.push_back(spec("mla_decode", {{"context", c}, {"heads", heads}, {"tokens", b}}));
   const std::vector<std::pair<int, int>> prefill = {{128, 192}, {64, 128}, {32, 128}, {16, 192}};
-  const std::vector<int> prompt = full ? token_grid(128, 16384, 128) : std::vector<int>{512, 4096};
+  const std::vector<int> prompt                  = full ? token_grid(128, 16384, 128) : std::vector<int>{512, 4096};
   for (size_t i = 0; i < (full ? prefill.size() : 1); ++i)
     for (int t : prompt)
-      plan.push_back(spec("attention_prefill", {{"heads", prefill[i].first}, {"head_dim", prefill[i].second},
-                                                {"tokens", t}}));
+      plan.push_back(
+          spec("attention_prefill", {{"heads", prefill[i].first}, {"head_dim", prefill[i].second}, {"tokens", t}}));
 
   // ---- norms and activations
   for (int h : full ? std::vector<int>{7168, 4096, 2048, 1536, 512} : std::vector<int>{7168})

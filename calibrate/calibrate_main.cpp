@@ -62,12 +62,15 @@ int main(int argc, char** argv)
   app.require_subcommand(1);
   std::string raw, base, out, verify, raw_label, base_label;
   auto* fit_cmd = app.add_subcommand("fit", "fit the profile and write it");
-  fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)")->required()->check(CLI::ExistingFile);
+  fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)")
+      ->required()
+      ->check(CLI::ExistingFile);
   fit_cmd->add_option("--base", base, "the datasheet profile it refines")->required()->check(CLI::ExistingFile);
   fit_cmd->add_option("--out", out, "profile to write (atomically)")->required();
   fit_cmd->add_option("--raw-label", raw_label, "raw-results path recorded in provenance (default: --raw)");
   fit_cmd->add_option("--base-label", base_label, "how the profile's header names the base (default: --base)");
-  fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")->check(CLI::ExistingFile);
+  fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")
+      ->check(CLI::ExistingFile);
   auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
   report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
   report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);

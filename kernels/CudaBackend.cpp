@@ -77,33 +77,33 @@ std::map<std::string, std::string> CudaBackend::environment()
 {
   const auto& pr = dev_.props();
   std::map<std::string, std::string> e;
-  e["gpu_name"]          = pr.name;
-  e["sm_count"]          = std::to_string(pr.multiProcessorCount);
+  e["gpu_name"]           = pr.name;
+  e["sm_count"]           = std::to_string(pr.multiProcessorCount);
   e["compute_capability"] = std::to_string(pr.major) + "." + std::to_string(pr.minor);
-  e["l2_bytes"]          = std::to_string(pr.l2CacheSize);
-  e["hbm_bytes"]         = std::to_string(pr.totalGlobalMem);
+  e["l2_bytes"]           = std::to_string(pr.l2CacheSize);
+  e["hbm_bytes"]          = std::to_string(pr.totalGlobalMem);
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
-  e["driver"]        = nvml_.driver_version();
+  e["driver"]          = nvml_.driver_version();
   e["cuda_driver_api"] = std::to_string(drv / 1000) + "." + std::to_string((drv % 1000) / 10);
-  e["cuda"]          = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
+  e["cuda"]            = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
   int ma = 0, mi = 0, pa = 0;
   cublasGetProperty(MAJOR_VERSION, &ma);
   cublasGetProperty(MINOR_VERSION, &mi);
   cublasGetProperty(PATCH_LEVEL, &pa);
-  e["cublas"]       = std::to_string(ma) + "." + std::to_string(mi) + "." + std::to_string(pa);
-  e["cublaslt"]     = std::to_string(cublasLtGetVersion());
-  e["nccl"]         = nccl_version();
-  e["sm_clock_mhz"] = std::to_string(nvml_.sm_clock_mhz());
-  e["mem_clock_mhz"] = std::to_string(nvml_.mem_clock_mhz());
+  e["cublas"]            = std::to_string(ma) + "." + std::to_string(mi) + "." + std::to_string(pa);
+  e["cublaslt"]          = std::to_string(cublasLtGetVersion());
+  e["nccl"]              = nccl_version();
+  e["sm_clock_mhz"]      = std::to_string(nvml_.sm_clock_mhz());
+  e["mem_clock_mhz"]     = std::to_string(nvml_.mem_clock_mhz());
   e["max_sm_clock_mhz"]  = std::to_string(nvml_.max_sm_clock_mhz());
   e["max_mem_clock_mhz"] = std::to_string(nvml_.max_mem_clock_mhz());
-  e["power_w"]      = std::to_string(nvml_.power_w());
-  e["date"]         = utc_now();
-  e["git_commit"]   = git_commit_;
-  e["sm_resource"]  = dev_.sm_resource_info();
-  int count = 0;
+  e["power_w"]           = std::to_string(nvml_.power_w());
+  e["date"]              = utc_now();
+  e["git_commit"]        = git_commit_;
+  e["sm_resource"]       = dev_.sm_resource_info();
+  int count              = 0;
   cudaGetDeviceCount(&count);
   e["gpu_count"] = std::to_string(count);
   e["timing"]    = "CUDA events around each repeat after 2 warm-up launches; L2 flushed (memset of " +
@@ -119,15 +119,14 @@ CudaBackend::Prepared CudaBackend::prepare(const std::string& family, const Para
   cudaStream_t s      = env.stream();
   used_               = 0;
   Prepared k;
-  if (family == "gemm_bf16" || family == "gemm_fp8" || family == "grouped_gemm_bf16" ||
-      family == "grouped_gemm_fp8") {
-    const bool fp8    = family == "gemm_fp8" || family == "grouped_gemm_fp8";
-    const int tokens  = geti(p, "tokens"), n = geti(p, "n"), kk = geti(p, "k");
-    const int batch   = family.rfind("grouped", 0) == 0 ? geti(p, "experts") : 1;
-    const size_t elt  = fp8 ? 1 : 2;
-    char* x = alloc(size_t(batch) * tokens * kk * elt);
-    char* w = alloc(size_t(batch) * n * kk * elt);
-    char* y = alloc(size_t(batch) * tokens * n * 2);
+  if (family == "gemm_bf16" || family == "gemm_fp8" || family == "grouped_gemm_bf16" || family == "grouped_gemm_fp8") {
+    const bool fp8   = family == "gemm_fp8" || family == "grouped_gemm_fp8";
+    const int tokens = geti(p, "tokens"), n = geti(p, "n"), kk = geti(p, "k");
+    const int batch  = family.rfind("grouped", 0) == 0 ? geti(p, "experts") : 1;
+    const size_t elt = fp8 ? 1 : 2;
+    char* x          = alloc(size_t(batch) * tokens * kk * elt);
+    char* w          = alloc(size_t(batch) * n * kk * elt);
+    char* y          = alloc(size_t(batch) * tokens * n * 2);
     if (fp8) {
       fill_fp8(x, size_t(batch) * tokens * kk, 1, s);
       fill_fp8(w, size_t(batch) * n * kk, 2, s);
@@ -135,24 +134,24 @@ CudaBackend::Prepared CudaBackend::prepare(const std::string& family, const Para
       fill_bf16(x, size_t(batch) * tokens * kk, 1, s);
       fill_bf16(w, size_t(batch) * n * kk, 2, s);
     }
-    auto g  = std::make_shared<LtGemm>(env.lt(), fp8, tokens, n, kk, batch, sm_target, ws_, ws_bytes_, one_);
+    auto g = std::make_shared<LtGemm>(env.lt(), fp8, tokens, n, kk, batch, sm_target, ws_, ws_bytes_, one_);
     g->select(x, w, y, s);
-    k.op    = [g, x, w, y](ExecEnv& e) { g->run(x, w, y, e.stream()); };
-    k.flops = 2.0 * batch * tokens * double(n) * kk;
-    k.bytes = double(batch) * (double(tokens) * kk * elt + double(n) * kk * elt + double(tokens) * n * 2);
+    k.op     = [g, x, w, y](ExecEnv& e) { g->run(x, w, y, e.stream()); };
+    k.flops  = 2.0 * batch * tokens * double(n) * kk;
+    k.bytes  = double(batch) * (double(tokens) * kk * elt + double(n) * kk * elt + double(tokens) * n * 2);
     k.retile = true;
-    k.info   = "cuBLASLt " + std::string(batch > 1 ? "strided-batched (one batch entry per expert) " : "") +
-             g->algo_info();
+    k.info =
+        "cuBLASLt " + std::string(batch > 1 ? "strided-batched (one batch entry per expert) " : "") + g->algo_info();
   } else if (family == "grouped_gemm_bf16_skewed" || family == "grouped_gemm_fp8_skewed") {
     // unequal experts: one cuBLASLt GEMM per expert, back to back on the stream (a plan per distinct count)
     const bool fp8    = family == "grouped_gemm_fp8_skewed";
     const int experts = geti(p, "experts"), tpe = geti(p, "tokens"), n = geti(p, "n"), kk = geti(p, "k");
     const std::vector<int> tokens = calib::skewed_tokens(experts, tpe);
-    const size_t elt   = fp8 ? 1 : 2;
-    const size_t total = size_t(experts) * tpe;
-    char* x            = alloc(total * kk * elt);
-    char* w            = alloc(size_t(experts) * n * kk * elt);
-    char* y            = alloc(total * n * 2);
+    const size_t elt              = fp8 ? 1 : 2;
+    const size_t total            = size_t(experts) * tpe;
+    char* x                       = alloc(total * kk * elt);
+    char* w                       = alloc(size_t(experts) * n * kk * elt);
+    char* y                       = alloc(total * n * 2);
     if (fp8) {
       fill_fp8(x, total * kk, 1, s);
       fill_fp8(w, size_t(experts) * n * kk, 2, s);
@@ -201,70 +200,71 @@ CudaBackend::Prepared CudaBackend::prepare(const std::string& family, const Para
     fill_bf16(w, size_t(experts) * n * kk, 2, s);
     auto g = std::make_shared<GroupedGemm>(tokens, n, kk, x, w, y, ptrs, s);
     CUBLAS_CHECK(cublasSetSmCountTarget(env.blas(), sm_target));
-    k.op    = [g](ExecEnv& e) { g->run(e.blas()); };
-    k.flops = 2.0 * double(total) * n * kk;
-    k.bytes = double(experts) * n * kk * 2 + double(total) * (kk + n) * 2;
+    k.op     = [g](ExecEnv& e) { g->run(e.blas()); };
+    k.flops  = 2.0 * double(total) * n * kk;
+    k.bytes  = double(experts) * n * kk * 2 + double(total) * (kk + n) * 2;
     k.retile = true;
     k.info   = "cublasGemmGroupedBatchedEx, balanced";
   } else if (family == "mla_decode") {
     const int ctx = geti(p, "context"), heads = geti(p, "heads"), batch = geti(p, "tokens");
-    const int dk  = kMlaLatent + kMlaRope;
-    char* kv      = alloc(size_t(batch) * ctx * dk * 2);
-    char* q       = alloc(size_t(batch) * heads * dk * 2);
-    char* sc      = alloc(size_t(batch) * heads * ctx * 2);
-    char* o       = alloc(size_t(batch) * heads * kMlaLatent * 2);
+    const int dk = kMlaLatent + kMlaRope;
+    char* kv     = alloc(size_t(batch) * ctx * dk * 2);
+    char* q      = alloc(size_t(batch) * heads * dk * 2);
+    char* sc     = alloc(size_t(batch) * heads * ctx * 2);
+    char* o      = alloc(size_t(batch) * heads * kMlaLatent * 2);
     fill_bf16(kv, size_t(batch) * ctx * dk, 1, s);
     fill_bf16(q, size_t(batch) * heads * dk, 2, s);
     CUBLAS_CHECK(cublasSetSmCountTarget(env.blas(), sm_target));
     const float scale = 1.0f / std::sqrt(192.0f); // qk_nope + qk_rope of the un-absorbed head
-    k.op = [=](ExecEnv& e) {
+    k.op              = [=](ExecEnv& e) {
       // scores[b][h][t] = q[b][h] . kv[b][t] ; column-major S^T(ctx x H) = KV (op T) x Q
       bf16_strided_batched(e.blas(), true, ctx, heads, dk, 1.0f, kv, dk, (long long)ctx * dk, q, dk,
-                           (long long)heads * dk, sc, ctx, (long long)heads * ctx, batch);
+                                        (long long)heads * dk, sc, ctx, (long long)heads * ctx, batch);
       softmax_rows(sc, long(batch) * heads, ctx, scale, 0, e.stream());
       // out[b][h] = P[b][h] . V[b] with V = the first 512 columns of each KV row
       bf16_strided_batched(e.blas(), false, kMlaLatent, heads, ctx, 1.0f, kv, dk, (long long)ctx * dk, sc, ctx,
-                           (long long)heads * ctx, o, kMlaLatent, (long long)heads * kMlaLatent, batch);
+                                        (long long)heads * ctx, o, kMlaLatent, (long long)heads * kMlaLatent, batch);
     };
     k.flops  = 2.0 * batch * heads * double(ctx) * (dk + kMlaLatent);
     k.bytes  = double(batch) * ctx * dk * 2;
     k.retile = true;
     k.info   = "absorbed MLA decode: cuBLAS strided-batched QK^T, softmax kernel, PV (unfused, contiguous KV per "
-             "request)";
+               "request)";
   } else if (family == "attention_prefill") {
     const int heads = geti(p, "heads"), d = geti(p, "head_dim"), t = geti(p, "tokens");
-    const int dv    = d == 192 ? 128 : d; // MLA prefill: qk 192 (128 nope + 64 rope), v 128
+    const int dv         = d == 192 ? 128 : d; // MLA prefill: qk 192 (128 nope + 64 rope), v 128
     const size_t s_bytes = size_t(t) * t * 2;
-    const int chunk = static_cast<int>(std::max<size_t>(1, std::min<size_t>(heads, (size_t(4) << 30) / s_bytes)));
-    char* q  = alloc(size_t(heads) * t * d * 2);
-    char* kk = alloc(size_t(heads) * t * d * 2);
-    char* v  = alloc(size_t(heads) * t * dv * 2);
-    char* o  = alloc(size_t(heads) * t * dv * 2);
-    char* sc = alloc(size_t(chunk) * s_bytes);
+    const int chunk      = static_cast<int>(std::max<size_t>(1, std::min<size_t>(heads, (size_t(4) << 30) / s_bytes)));
+    char* q              = alloc(size_t(heads) * t * d * 2);
+    char* kk             = alloc(size_t(heads) * t * d * 2);
+    char* v              = alloc(size_t(heads) * t * dv * 2);
+    char* o              = alloc(size_t(heads) * t * dv * 2);
+    char* sc             = alloc(size_t(chunk) * s_bytes);
     fill_bf16(q, size_t(heads) * t * d, 1, s);
     fill_bf16(kk, size_t(heads) * t * d, 2, s);
     fill_bf16(v, size_t(heads) * t * dv, 3, s);
     CUBLAS_CHECK(cublasSetSmCountTarget(env.blas(), sm_target));
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    k.op = [=](ExecEnv& e) {
+    k.op              = [=](ExecEnv& e) {
       for (int h0 = 0; h0 < heads; h0 += chunk) {
-        const int hc = std::min(chunk, heads - h0);
+        const int hc   = std::min(chunk, heads - h0);
         const char* qh = q + size_t(h0) * t * d * 2;
         const char* kh = kk + size_t(h0) * t * d * 2;
         const char* vh = v + size_t(h0) * t * dv * 2;
         char* oh       = o + size_t(h0) * t * dv * 2;
         bf16_strided_batched(e.blas(), true, t, t, d, 1.0f, kh, d, (long long)t * d, qh, d, (long long)t * d, sc, t,
-                             (long long)t * t, hc);
+                                          (long long)t * t, hc);
         softmax_rows(sc, long(hc) * t, t, scale, t, e.stream());
         bf16_strided_batched(e.blas(), false, dv, t, t, 1.0f, vh, dv, (long long)t * dv, sc, t, (long long)t * t, oh,
-                             dv, (long long)t * dv, hc);
+                                          dv, (long long)t * dv, hc);
       }
     };
     k.flops  = double(heads) * t * double(t) * (d + dv); // causal: half of 2 T^2 (d + dv)
     k.bytes  = double(heads) * t * (2.0 * d + 2.0 * dv) * 2;
     k.retile = true;
     k.info   = "causal prefill: cuBLAS strided-batched QK^T, causal softmax kernel, PV (unfused; computes the full "
-             "T x T scores), " + std::to_string(chunk) + " heads per chunk";
+               "T x T scores), " +
+             std::to_string(chunk) + " heads per chunk";
   } else if (family == "rmsnorm") {
     const int h = geti(p, "hidden"), t = geti(p, "tokens");
     char* x = alloc(size_t(t) * h * 2);
@@ -438,11 +438,11 @@ Measurement CudaBackend::copy_kernel(const Params& p)
   char* dst        = alloc(len);
   fill_bf16(src, len / 2, 7, env.stream());
   Prepared k;
-  k.op = [=](ExecEnv& e) { copy_ctas(dst, src, len, 1, ctas, e.stream()); };
+  k.op    = [=](ExecEnv& e) { copy_ctas(dst, src, len, 1, ctas, e.stream()); };
   Timed t = time_op(env, k, false, 5, 20);
   Measurement m;
   calib::summarize_samples(m, t.samples_us);
-  m.extra["gbps"]         = double(len) / m.us / 1e3;     // payload bytes copied per second
+  m.extra["gbps"]         = double(len) / m.us / 1e3;       // payload bytes copied per second
   m.extra["gbps_rw"]      = 2.0 * double(len) / m.us / 1e3; // HBM traffic, read + write
   m.extra["sm_clock_mhz"] = nvml_.sm_clock_mhz();
   m.info["impl"]          = "SM-resident copy, 1024 threads per CTA, 16-byte accesses, one slab per CTA";
@@ -453,11 +453,11 @@ Measurement CudaBackend::copy_kernel(const Params& p)
 
 Measurement CudaBackend::sm_scaling(const MeasureSpec& spec)
 {
-  Params kp = spec.params;
+  Params kp     = spec.params;
   const int sms = geti(kp, "sms");
   kp.erase("sms");
-  ExecEnv& env  = dev_.env_for(sms);
-  Measurement m = measure_kernel(spec.variant, kp, env);
+  ExecEnv& env          = dev_.env_for(sms);
+  Measurement m         = measure_kernel(spec.variant, kp, env);
   m.extra["actual_sms"] = env.sms();
   m.extra["green"]      = env.green() ? 1 : 0;
   if (env.green())
@@ -468,13 +468,13 @@ Measurement CudaBackend::sm_scaling(const MeasureSpec& spec)
 
 Measurement CudaBackend::interference(const MeasureSpec& spec)
 {
-  Params kp = spec.params;
+  Params kp              = spec.params;
   const bool partitioned = geti(kp, "partitioned") != 0;
   const int comm_ctas    = geti(kp, "comm_ctas");
   kp.erase("partitioned");
   kp.erase("comm_ctas");
-  ExecEnv* cenv = &dev_.primary();
-  ExecEnv* menv = &dev_.primary();
+  ExecEnv* cenv        = &dev_.primary();
+  ExecEnv* menv        = &dev_.primary();
   cudaStream_t mstream = dev_.primary().side_stream();
   if (partitioned) {
     Partition& part = dev_.partition(dev_.sm_count() - comm_ctas);
@@ -527,8 +527,8 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
   m.extra["comm_gbps_with"]  = double(len) * passes / comm_ms / 1e6;
   m.extra["overlap_ok"]      = 1e3 * comm_ms >= with.loop_us ? 1 : 0;
   m.extra["sm_clock_mhz"]    = nvml_.sm_clock_mhz();
-  m.info["impl"] = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
-                                           : "one context, two streams: comm CTAs share the SMs") +
+  m.info["impl"]             = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
+                                                       : "one context, two streams: comm CTAs share the SMs") +
                    "; comm kernel = copy with " + std::to_string(comm_ctas) + " CTAs, " + std::to_string(passes) +
                    " passes of 256 MiB";
   return m;

@@ -21,8 +21,8 @@ public:
   /** @brief One launch of a prepared kernel into env.stream(), with what it computes and moves. */
   struct Prepared {
     std::function<void(ExecEnv&)> op;
-    double flops = 0;  ///< useful floating-point operations of one launch
-    double bytes = 0;  ///< fewest bytes one launch must move through HBM
+    double flops = 0;     ///< useful floating-point operations of one launch
+    double bytes = 0;     ///< fewest bytes one launch must move through HBM
     bool retile  = false; ///< true when the kernel is told its SM budget (cuBLAS SM-count target)
     std::string info;
   };
@@ -45,13 +45,13 @@ private:
   Device dev_;
   Nvml nvml_;
   std::string git_commit_;
-  char* arena_       = nullptr;
+  char* arena_        = nullptr;
   size_t arena_bytes_ = 0, used_ = 0;
-  void* flush_       = nullptr;
+  void* flush_        = nullptr;
   size_t flush_bytes_ = 0;
-  void* ws_          = nullptr;
-  size_t ws_bytes_   = 64u << 20;
-  float* one_        = nullptr;
+  void* ws_           = nullptr;
+  size_t ws_bytes_    = 64u << 20;
+  float* one_         = nullptr;
 };
 
 /** @brief NCCL all-to-all / send-recv over all visible GPUs (NcclBench.cpp); "skipped" on one GPU or without NCCL. */

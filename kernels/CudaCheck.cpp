@@ -29,8 +29,8 @@ void throw_cu(CUresult e, const char* what, const char* file, int line)
 {
   const char* name = nullptr;
   cuGetErrorName(e, &name);
-  std::string msg = std::string(name ? name : "CUresult " + std::to_string(static_cast<int>(e))) + " in " +
-                    where(what, file, line);
+  std::string msg =
+      std::string(name ? name : "CUresult " + std::to_string(static_cast<int>(e))) + " in " + where(what, file, line);
   if (e == CUDA_ERROR_ILLEGAL_ADDRESS || e == CUDA_ERROR_LAUNCH_FAILED)
     throw calib::FatalBackendError(msg);
   throw std::runtime_error(msg);

@@ -85,9 +85,9 @@ std::string Device::sm_resource_info() const
   CUdevResource all{};
   if (cuDeviceGetDevResource(dev_, &all, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
     return "unavailable";
-  return "smCount=" + std::to_string(all.sm.smCount) + " minSmPartitionSize=" +
-         std::to_string(all.sm.minSmPartitionSize) + " smCoscheduledAlignment=" +
-         std::to_string(all.sm.smCoscheduledAlignment);
+  return "smCount=" + std::to_string(all.sm.smCount) +
+         " minSmPartitionSize=" + std::to_string(all.sm.minSmPartitionSize) +
+         " smCoscheduledAlignment=" + std::to_string(all.sm.smCoscheduledAlignment);
 }
 
 Partition& Device::partition(int sms)
@@ -112,7 +112,7 @@ Partition& Device::partition(int sms)
     throw std::runtime_error("cuDevSmResourceSplitByCount gave no group of " + std::to_string(sms) + " SMs");
   Partition p;
   p.ignored_coscheduling = ignored;
-  auto make = [&](CUdevResource& res) {
+  auto make              = [&](CUdevResource& res) {
     CUdevResourceDesc desc;
     CU_CHECK(cuDevResourceGenerateDesc(&desc, &res, 1));
     CUgreenCtx g;

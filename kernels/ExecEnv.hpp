@@ -37,15 +37,15 @@ private:
   int sms_;
   bool green_;
   cudaStream_t stream_ = nullptr, side_ = nullptr;
-  cublasHandle_t blas_  = nullptr;
-  cublasLtHandle_t lt_  = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
   std::vector<cudaEvent_t> start_, end_;
 };
 
 /** @brief A green-context split of the GPU: `compute` holds the requested SMs, `rest` the remaining ones. */
 struct Partition {
   std::unique_ptr<ExecEnv> compute;
-  std::unique_ptr<ExecEnv> rest; ///< nullptr when nothing remains
+  std::unique_ptr<ExecEnv> rest;     ///< nullptr when nothing remains
   bool ignored_coscheduling = false; ///< the exact count needed CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
   std::vector<CUgreenCtx> owned;
 };

@@ -18,22 +18,22 @@ LtGemm::LtGemm(cublasLtHandle_t lt, bool fp8, int tokens, int n, int k, int batc
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &t, sizeof t));
   }
   if (fp8) { // per-tensor scales of 1 (what a per-tensor FP8 checkpoint passes)
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &one_device,
-                                                sizeof one_device));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &one_device,
-                                                sizeof one_device));
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &one_device, sizeof one_device));
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &one_device, sizeof one_device));
   }
   // column-major: A = W stored k x n (op T), B = x stored k x tokens, C = y stored n x tokens
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in_t, k, n, k));
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in_t, k, tokens, k));
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, CUDA_R_16BF, n, tokens, n));
   if (batch > 1) {
-    int32_t bc       = batch;
-    int64_t sa       = int64_t(n) * k, sb = int64_t(k) * tokens, sc = int64_t(n) * tokens;
+    int32_t bc = batch;
+    int64_t sa = int64_t(n) * k, sb = int64_t(k) * tokens, sc = int64_t(n) * tokens;
     for (auto [l, stride] : {std::pair{a_, sa}, std::pair{b_, sb}, std::pair{c_, sc}}) {
       CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc, sizeof bc));
-      CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                    sizeof stride));
+      CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
     }
   }
   cublasLtMatmulPreference_t pref;
@@ -73,8 +73,8 @@ void LtGemm::select(const void* x, const void* w, void* y, cudaStream_t s)
   const float alpha = 1.0f, beta = 0.0f;
   std::string last;
   for (chosen_ = 0; chosen_ < candidates_.size(); ++chosen_) {
-    cublasStatus_t st = cublasLtMatmul(lt_, op_, &alpha, w, a_, x, b_, &beta, y, c_, y, c_,
-                                       &candidates_[chosen_].algo, ws_, ws_bytes_, s);
+    cublasStatus_t st = cublasLtMatmul(lt_, op_, &alpha, w, a_, x, b_, &beta, y, c_, y, c_, &candidates_[chosen_].algo,
+                                       ws_, ws_bytes_, s);
     cudaError_t ce    = cudaStreamSynchronize(s);
     if (ce != cudaSuccess)
       CUDA_CHECK(ce); // the kernel launched and then failed: not a launch-configuration problem
@@ -84,8 +84,8 @@ void LtGemm::select(const void* x, const void* w, void* y, cudaStream_t s)
     last = std::string(cublasGetStatusName(st)) + "/" + cudaGetErrorName(ce);
   }
   chosen_ = 0;
-  throw std::runtime_error("no cuBLASLt candidate executes (" + std::to_string(candidates_.size()) +
-                           " tried, last " + last + ")");
+  throw std::runtime_error("no cuBLASLt candidate executes (" + std::to_string(candidates_.size()) + " tried, last " +
+                           last + ")");
 }
 
 std::string LtGemm::algo_info() const
@@ -93,11 +93,14 @@ std::string LtGemm::algo_info() const
   int id = 0, tile = 0, stages = 0, splitk = 0;
   size_t sz = 0;
   cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &sz);
-  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &sz);
-  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &sz);
-  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &sz);
-  return "candidate=" + std::to_string(chosen_) + " algo=" + std::to_string(id) + " tile=" + std::to_string(tile) + " stages=" + std::to_string(stages) +
-         " splitk=" + std::to_string(splitk);
+  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
+                                       &sz);
+  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                       sizeof stages, &sz);
+  cublasLtMatmulAlgoConfigGetAttribute(&candidates_[chosen_].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
+                                       sizeof splitk, &sz);
+  return "candidate=" + std::to_string(chosen_) + " algo=" + std::to_string(id) + " tile=" + std::to_string(tile) +
+         " stages=" + std::to_string(stages) + " splitk=" + std::to_string(splitk);
 }
 
 GroupedGemm::GroupedGemm(const std::vector<int>& tokens, int n, int k, char* x, char* w, char* y, void** ptr_area,
@@ -138,10 +141,10 @@ GroupedGemm::GroupedGemm(const std::vector<int>& tokens, int n, int k, char* x, 
 
 void GroupedGemm::run(cublasHandle_t h) const
 {
-  CUBLAS_CHECK(cublasGemmGroupedBatchedEx(h, ta_.data(), tb_.data(), m_.data(), n_.data(), k_.data(), alpha_.data(),
-                                          a_, CUDA_R_16BF, lda_.data(), b_, CUDA_R_16BF, ldb_.data(), beta_.data(),
-                                          c_, CUDA_R_16BF, ldc_.data(), static_cast<int>(size_.size()),
-                                          size_.data(), CUBLAS_COMPUTE_32F));
+  CUBLAS_CHECK(cublasGemmGroupedBatchedEx(h, ta_.data(), tb_.data(), m_.data(), n_.data(), k_.data(), alpha_.data(), a_,
+                                          CUDA_R_16BF, lda_.data(), b_, CUDA_R_16BF, ldb_.data(), beta_.data(), c_,
+                                          CUDA_R_16BF, ldc_.data(), static_cast<int>(size_.size()), size_.data(),
+                                          CUBLAS_COMPUTE_32F));
 }
 
 void bf16_strided_batched(cublasHandle_t h, bool trans_a, int m, int n, int k, float alpha, const void* a, int lda,
@@ -151,8 +154,7 @@ void bf16_strided_batched(cublasHandle_t h, bool trans_a, int m, int n, int k, f
   const float beta = 0.0f;
   CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a,
                                           CUDA_R_16BF, lda, stride_a, b, CUDA_R_16BF, ldb, stride_b, &beta, c,
-                                          CUDA_R_16BF, ldc, stride_c, batch, CUBLAS_COMPUTE_32F,
-                                          CUBLAS_GEMM_DEFAULT));
+                                          CUDA_R_16BF, ldc, stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 } // namespace dbosim::kern

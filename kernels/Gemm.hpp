@@ -29,8 +29,8 @@ public:
 
 private:
   cublasLtHandle_t lt_;
-  cublasLtMatmulDesc_t op_     = nullptr;
-  cublasLtMatrixLayout_t a_    = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulDesc_t op_  = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   size_t chosen_ = 0;
   void* ws_;
@@ -41,8 +41,7 @@ private:
  *  Pointer arrays live in device memory at `ptr_area` (3 x experts pointers). Experts with 0 tokens are left out. */
 class GroupedGemm {
 public:
-  GroupedGemm(const std::vector<int>& tokens, int n, int k, char* x, char* w, char* y, void** ptr_area,
-              cudaStream_t s);
+  GroupedGemm(const std::vector<int>& tokens, int n, int k, char* x, char* w, char* y, void** ptr_area, cudaStream_t s);
   void run(cublasHandle_t h) const;
 
 private:

@@ -34,8 +34,8 @@ __global__ void fill_fp8_kernel(__nv_fp8_e4m3* p, size_t n, uint32_t seed)
 }
 
 /** Each CTA owns one contiguous slab; 16-byte accesses, four loads in flight per thread. */
-__global__ void __launch_bounds__(1024) copy_kernel(int4* __restrict__ dst, const int4* __restrict__ src, size_t n16,
-                                                    int passes)
+__global__ void __launch_bounds__(1024)
+    copy_kernel(int4* __restrict__ dst, const int4* __restrict__ src, size_t n16, int passes)
 {
   const size_t per   = (n16 + gridDim.x - 1) / gridDim.x;
   const size_t begin = blockIdx.x * per;
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(1024) copy_kernel(int4* __restrict__ dst, cons
     size_t i = begin + threadIdx.x;
     for (; i + 3 * blockDim.x < end; i += 4 * blockDim.x) {
       int4 a = src[i], b = src[i + blockDim.x], c = src[i + 2 * blockDim.x], d = src[i + 3 * blockDim.x];
-      dst[i] = a;
+      dst[i]                  = a;
       dst[i + blockDim.x]     = b;
       dst[i + 2 * blockDim.x] = c;
       dst[i + 3 * blockDim.x] = d;
@@ -119,7 +119,7 @@ __global__ void rmsnorm_kernel(__nv_bfloat16* y, const __nv_bfloat16* x, const _
   __shared__ float red[32];
   const __nv_bfloat16* xr = x + static_cast<size_t>(blockIdx.x) * hidden;
   __nv_bfloat16* yr       = y + static_cast<size_t>(blockIdx.x) * hidden;
-  float ss = 0.0f;
+  float ss                = 0.0f;
   for (int i = threadIdx.x * 8; i < hidden; i += blockDim.x * 8) {
     int4 v                 = *reinterpret_cast<const int4*>(xr + i);
     const __nv_bfloat16* e = reinterpret_cast<const __nv_bfloat16*>(&v);
@@ -162,8 +162,9 @@ __global__ void silu_mul_kernel(__nv_bfloat16* y, const __nv_bfloat16* x, int to
     const size_t t = v / vec_per_row, c = (v % vec_per_row) * 8;
     const __nv_bfloat16* xr = x + t * 2 * hidden;
     int4 a = *reinterpret_cast<const int4*>(xr + c), b = *reinterpret_cast<const int4*>(xr + hidden + c), o;
-    const __nv_bfloat16 *ae = reinterpret_cast<const __nv_bfloat16*>(&a), *be = reinterpret_cast<const __nv_bfloat16*>(&b);
-    __nv_bfloat16* oe = reinterpret_cast<__nv_bfloat16*>(&o);
+    const __nv_bfloat16 *ae = reinterpret_cast<const __nv_bfloat16*>(&a),
+                        *be = reinterpret_cast<const __nv_bfloat16*>(&b);
+    __nv_bfloat16* oe       = reinterpret_cast<__nv_bfloat16*>(&o);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       float g = __bfloat162float(ae[j]);
@@ -199,7 +200,7 @@ void softmax_rows(void* p, long rows, int cols, float scale, int causal_rows, cu
 {
   int threads = cols >= 4096 ? 512 : cols >= 1024 ? 256 : 128;
   softmax_kernel<<<static_cast<unsigned>(rows), threads, 0, s>>>(static_cast<__nv_bfloat16*>(p), cols, scale,
-                                                                  causal_rows);
+                                                                 causal_rows);
   LAUNCH_CHECK();
 }
 
@@ -213,17 +214,14 @@ void rmsnorm(void* y, const void* x, const void* w, int tokens, int hidden, cuda
 
 void silu_mul(void* y, const void* x, int tokens, int hidden, int grid, cudaStream_t s)
 {
-  size_t vecs  = static_cast<size_t>(tokens) * (hidden / 8);
-  size_t need  = (vecs + 255) / 256;
-  unsigned g   = static_cast<unsigned>(need < static_cast<size_t>(grid) ? need : grid);
+  size_t vecs = static_cast<size_t>(tokens) * (hidden / 8);
+  size_t need = (vecs + 255) / 256;
+  unsigned g  = static_cast<unsigned>(need < static_cast<size_t>(grid) ? need : grid);
   silu_mul_kernel<<<g, 256, 0, s>>>(static_cast<__nv_bfloat16*>(y), static_cast<const __nv_bfloat16*>(x), tokens,
                                     hidden);
   LAUNCH_CHECK();
 }
 
-void empty_kernel(cudaStream_t s)
-{
-  empty<<<1, 32, 0, s>>>();
-}
+void empty_kernel(cudaStream_t s) { empty<<<1, 32, 0, s>>>(); }
 
 } // namespace dbosim::kern

@@ -18,7 +18,7 @@ namespace {
   do {                                                                                                                 \
     ncclResult_t r_ = (x);                                                                                             \
     if (r_ != ncclSuccess)                                                                                             \
-      throw std::runtime_error(std::string(#x) + ": " + ncclGetErrorString(r_));                                      \
+      throw std::runtime_error(std::string(#x) + ": " + ncclGetErrorString(r_));                                       \
   } while (0)
 
 /** One communicator per visible GPU, all driven from this thread (ncclCommInitAll). */
@@ -96,10 +96,10 @@ calib::Measurement nccl_measure(const calib::MeasureSpec& spec)
       const size_t u = size_t(d);
       if (a2a) {
         for (int peer = 0; peer < n; ++peer) {
-          NCCL_CHECK(ncclSend(clique.send[u] + size_t(peer) * part, part, ncclInt8, peer, clique.comms[u],
-                              clique.streams[u]));
-          NCCL_CHECK(ncclRecv(clique.recv[u] + size_t(peer) * part, part, ncclInt8, peer, clique.comms[u],
-                              clique.streams[u]));
+          NCCL_CHECK(
+                      ncclSend(clique.send[u] + size_t(peer) * part, part, ncclInt8, peer, clique.comms[u], clique.streams[u]));
+          NCCL_CHECK(
+                      ncclRecv(clique.recv[u] + size_t(peer) * part, part, ncclInt8, peer, clique.comms[u], clique.streams[u]));
         }
       } else if (d == 0) {
         NCCL_CHECK(ncclSend(clique.send[u], bytes, ncclInt8, 1, clique.comms[u], clique.streams[u]));
@@ -121,7 +121,7 @@ calib::Measurement nccl_measure(const calib::MeasureSpec& spec)
   }
   calib::summarize_samples(m, samples);
   // bus bandwidth: bytes that cross links per rank per second (nccl-tests convention)
-  const double moved = a2a ? double(bytes) * (n - 1) / n : double(bytes);
+  const double moved    = a2a ? double(bytes) * (n - 1) / n : double(bytes);
   m.extra["busbw_gbps"] = moved / m.us / 1e3;
   m.extra["gpus"]       = n;
   m.info["impl"]        = a2a ? "ncclSend/ncclRecv to every peer in one group, one process driving all GPUs"

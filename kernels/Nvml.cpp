@@ -19,7 +19,7 @@ template <class F> F sym(void* lib, const char* name) { return lib ? reinterpret
 
 Nvml::Nvml()
 {
-  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  lib_        = dlopen("libnvidia-ml.so.1", RTLD_NOW);
   auto init   = sym<init_fn>(lib_, "nvmlInit_v2");
   auto handle = sym<handle_fn>(lib_, "nvmlDeviceGetHandleByIndex_v2");
   ok_         = init && handle && init() == 0 && handle(0, &dev_) == 0;
@@ -55,7 +55,7 @@ int Nvml::max_mem_clock_mhz() const
 
 std::string Nvml::driver_version() const
 {
-  auto f = sym<version_fn>(lib_, "nvmlSystemGetDriverVersion");
+  auto f       = sym<version_fn>(lib_, "nvmlSystemGetDriverVersion");
   char buf[96] = {0};
   return ok_ && f && f(buf, sizeof buf) == 0 ? std::string(buf) : std::string("unknown");
 }

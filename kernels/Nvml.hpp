@@ -19,9 +19,9 @@ public:
   double power_w() const;
 
 private:
-  bool ok_     = false;
-  void* dev_   = nullptr;
-  void* lib_   = nullptr;
+  bool ok_   = false;
+  void* dev_ = nullptr;
+  void* lib_ = nullptr;
 };
 
 } // namespace dbosim::kern

@@ -72,9 +72,9 @@ int main(int argc, char** argv)
   }
   try {
     kern::CudaBackend backend(device, commit, static_cast<size_t>(arena_gib * (1u << 30)));
-    auto plan = verify ? calib::build_verify_plan()
-                       : calib::build_plan(quick ? calib::SuiteSize::quick : calib::SuiteSize::full,
-                                           backend.sm_count());
+    auto plan = verify
+                    ? calib::build_verify_plan()
+                    : calib::build_plan(quick ? calib::SuiteSize::quick : calib::SuiteSize::full, backend.sm_count());
     if (!only.empty()) {
       std::vector<std::string> prefixes;
       for (size_t pos = 0; pos <= only.size();) {

@@ -87,7 +87,7 @@ TEST_CASE("calib::run_plan: errors are recorded and skipped, a fatal error stops
   std::vector<MeasureSpec> plan = {{"rmsnorm", "", {{"hidden", 7168}, {"tokens", 1}}},
                                    {"rmsnorm", "", {{"hidden", 7168}, {"tokens", 2}}},
                                    {"rmsnorm", "", {{"hidden", 7168}, {"tokens", 4}}}};
-  const std::string path = temp_path("errors.jsonl");
+  const std::string path        = temp_path("errors.jsonl");
   FakeBackend b;
   b.fail_keys  = {plan[0].key()};
   b.fatal_keys = {plan[2].key()};
@@ -121,7 +121,7 @@ TEST_CASE("calib::SuitePlan: unique keys, the acceptance points, skew", "[quick]
   CHECK(build_plan(SuiteSize::quick, 132).size() < build_plan(SuiteSize::full, 132).size());
   for (const auto& s : build_verify_plan())
     CHECK(s.key().size() > 0);
-  auto t = skewed_tokens(32, 64);
+  auto t   = skewed_tokens(32, 64);
   long sum = 0;
   for (int x : t)
     sum += x;

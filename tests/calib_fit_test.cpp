@@ -38,16 +38,16 @@ Measurement env_record()
 TEST_CASE("calib::fit_profile: SM-scaling speed is t(full)/t(S), median over the family's kernels", "[quick]")
 {
   std::vector<Measurement> r = {env_record()};
-  auto add = [&](const char* fam, double tokens, double sms, double us) {
+  auto add                   = [&](const char* fam, double tokens, double sms, double us) {
     r.push_back(rec("sm_scaling", fam, {{"n", 64}, {"k", 64}, {"tokens", tokens}, {"sms", sms}}, us,
-                    {{"actual_sms", sms}, {"retile", 1}}));
+                                      {{"actual_sms", sms}, {"retile", 1}}));
   };
   add("gemm_bf16", 1, 132, 100);
   add("gemm_bf16", 1, 68, 200); // speed 0.5
   add("gemm_bf16", 2, 132, 100);
   add("gemm_bf16", 2, 68, 125); // speed 0.8
   add("gemm_fp8", 1, 132, 60);
-  add("gemm_fp8", 1, 68, 100);  // speed 0.6
+  add("gemm_fp8", 1, 68, 100); // speed 0.6
   auto fit = fit_profile(r);
   REQUIRE(fit.sm_scaling.count("gemm"));
   const auto& c = fit.sm_scaling.at("gemm");

@@ -23,7 +23,7 @@ std::string temp_path(const std::string& name)
 Measurement point(double tokens, double us)
 {
   Measurement m;
-  m.spec = MeasureSpec{"gemm_bf16", "", {{"n", 4096}, {"k", 7168}, {"tokens", tokens}}};
+  m.spec                      = MeasureSpec{"gemm_bf16", "", {{"n", 4096}, {"k", 7168}, {"tokens", tokens}}};
   std::vector<double> samples = {us * 0.9, us, us * 1.1};
   summarize_samples(m, samples);
   m.extra["tflops"] = 1.5;
