@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -150,6 +151,8 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   if (!fit.tables.empty()) {
     out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
     for (const auto& t : fit.tables) {
+      if (std::find(opt.skip_families.begin(), opt.skip_families.end(), t.family) != opt.skip_families.end())
+        continue;
       out << YAML::BeginMap;
       out << YAML::Key << "family" << YAML::Value << t.family;
       out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginMap;

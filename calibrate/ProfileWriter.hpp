@@ -5,14 +5,16 @@
 #include "calibrate/ProfileFit.hpp"
 
 #include <string>
+#include <vector>
 
 namespace dbosim::calib {
 
 struct WriterOptions {
-  std::string base_profile; ///< path of the datasheet profile (read through config/HwProfileLoader)
-  std::string base_label;   ///< how the header comment names the base (default: base_profile)
-  std::string raw_results;  ///< path of the raw results, as recorded in provenance (relative to the repo)
-  std::string verify_note;  ///< optional: what the fresh verification measurement found
+  std::string base_profile;               ///< path of the datasheet profile (read through config/HwProfileLoader)
+  std::string base_label;                 ///< how the header comment names the base (default: base_profile)
+  std::string raw_results;                ///< path of the raw results, as recorded in provenance (relative to the repo)
+  std::string verify_note;                ///< optional: what the fresh verification measurement found
+  std::vector<std::string> skip_families; ///< table families left out of the profile (they stay in the raw file)
 };
 
 /** @brief The profile's YAML text. */

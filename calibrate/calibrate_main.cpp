@@ -61,6 +61,7 @@ int main(int argc, char** argv)
   CLI::App app{"dbosim-calibrate: fit a measured hardware profile from raw calibration results"};
   app.require_subcommand(1);
   std::string raw, base, out, verify, raw_label, base_label;
+  std::vector<std::string> skip;
   auto* fit_cmd = app.add_subcommand("fit", "fit the profile and write it");
   fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)")
       ->required()
@@ -71,6 +72,7 @@ int main(int argc, char** argv)
   fit_cmd->add_option("--base-label", base_label, "how the profile's header names the base (default: --base)");
   fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")
       ->check(CLI::ExistingFile);
+  fit_cmd->add_option("--skip-family", skip, "leave this table family out of the profile (repeatable)");
   auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
   report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
   report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
@@ -86,9 +88,10 @@ int main(int argc, char** argv)
       return 0;
     }
     WriterOptions opt;
-    opt.base_profile = base;
-    opt.base_label   = base_label;
-    opt.raw_results  = raw_label.empty() ? raw : raw_label;
+    opt.base_profile  = base;
+    opt.base_label    = base_label;
+    opt.skip_families = skip;
+    opt.raw_results   = raw_label.empty() ? raw : raw_label;
     if (!verify.empty())
       opt.verify_note = "fresh pass in a separate process right after the run: " +
                         verification_note(compare_verification(records, ResultsStore::read_file(verify)));

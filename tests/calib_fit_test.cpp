@@ -108,6 +108,12 @@ TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts",
         }
   CHECK(found);
   CHECK(profile_yaml(fit, opt) == profile_yaml(fit, opt)); // deterministic
+  opt.skip_families = {"mla_decode"};
+  write_profile(fit, opt, out);
+  auto skipped = dbosim::load_hw_profile(out);
+  CHECK(skipped.tables.size() < hw.tables.size());
+  for (const auto& t : skipped.tables)
+    CHECK(t.family != "mla_decode");
   std::filesystem::remove(out);
 }
 

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Runs the whole calibration on this machine's GPU (what produced tests/data/calib/h200_raw.jsonl):
+#   calibrate/run_on_gpu.sh OUT_DIR [--quick]
+# Needs CUDA (nvcc, cuBLAS), CMake, python3 with torch and triton; NCCL is optional (collectives need >= 2 GPUs).
+# Writes OUT_DIR/raw.jsonl (resumable: run it again after a kill), OUT_DIR/verify.jsonl (a fresh process re-measuring
+# the GEMM 4096x4096x7168 BF16 and the copy kernel right after), and logs. Then, on any machine:
+#   build/dbosim-calibrate fit --raw OUT_DIR/raw.jsonl --verify OUT_DIR/verify.jsonl \
+#     --base tests/data/calib/h200_datasheet.yaml --out hwprofiles/h200.yaml
+#   build/dbosim-calibrate report --raw OUT_DIR/raw.jsonl --verify OUT_DIR/verify.jsonl
+set -o pipefail
+OUT=${1:?usage: run_on_gpu.sh OUT_DIR [--quick]}
+MODE=${2:---full}
+cd "$(dirname "$0")/.."
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast
+COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo "${DBO_GIT_COMMIT:-unknown}")
+JSON_INC=${DBO_JSON_INCLUDE:-}
+NCCLDIR=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)
+cmake -S kernels -B build-gpu ${JSON_INC:+-DDBO_JSON_INCLUDE=$JSON_INC} ${NCCLDIR:+-DNCCL_ROOT=$NCCLDIR} \
+  > "$OUT/build.log" 2>&1 && cmake --build build-gpu -j"$(nproc)" >> "$OUT/build.log" 2>&1 || {
+  tail -30 "$OUT/build.log"
+  exit 1
+}
+[ -n "$NCCLDIR" ] && export LD_LIBRARY_PATH=$NCCLDIR/lib:$LD_LIBRARY_PATH
+./build-gpu/dbosim-calibrate-run "$MODE" --out "$OUT/raw.jsonl" --git-commit "$COMMIT" 2>&1 | tee -a "$OUT/run.log" |
+  grep -v "us  (eta" || exit 1
+QUICK=$([ "$MODE" = "--quick" ] && echo --quick)
+python3 kernels/torch_attention.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/sdpa.log" | tail -2
+python3 kernels/triton_mla_decode.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/triton.log" | grep cfg
+./build-gpu/dbosim-calibrate-run --verify --out "$OUT/verify.jsonl" --git-commit "$COMMIT" | tee "$OUT/verify.log"
