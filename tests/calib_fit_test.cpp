@@ -29,7 +29,7 @@ Measurement env_record()
 {
   Measurement e;
   e.spec = MeasureSpec{"env", "", {{"run", 1}}};
-  e.info = {{"gpu_name", "Test GPU"}, {"sm_count", "132"}, {"date", "2026-11-29T08:00:00Z"}};
+  e.info = {{"gpu_name", "NVIDIA H200 (synthetic records)"}, {"sm_count", "132"}, {"date", "2026-11-29T08:00:00Z"}};
   return e;
 }
 
@@ -56,6 +56,20 @@ TEST_CASE("calib::fit_profile: SM-scaling speed is t(full)/t(S), median over the
   CHECK(c.y[1] == 1.0);
   CHECK(c.retile);
   CHECK_THROWS_WITH(fit_profile({}), Catch::Contains("no environment record"));
+
+  // a partial fit (no tables, no interference, no host costs) still makes a profile the loader accepts
+  const std::string out = (std::filesystem::temp_directory_path() / "dbosim_partial_fit_test.yaml").string();
+  WriterOptions opt;
+  opt.base_profile = kData + "h200_datasheet.yaml";
+  opt.raw_results  = "synthetic";
+  write_profile(fit, opt, out);
+  auto hw = dbosim::load_hw_profile(out);
+  CHECK(hw.measured());
+  CHECK(hw.tables.empty());
+  CHECK(hw.interference.empty());
+  CHECK(hw.launch_cpu_us == Approx(4.0)); // not measured: the datasheet's value stays
+  CHECK(hw.sm_scaling.at("gemm").speed.y.front() == Approx(0.6));
+  std::filesystem::remove(out);
 }
 
 TEST_CASE("calib::leave_one_out: exact on a linear table, measurable on a curved one", "[quick]")
