@@ -1,6 +1,7 @@
 /* dbosim — the subcommands of the dbosim program. Each returns the process exit code. */
 #pragma once
 #include <string>
+#include <vector>
 
 namespace dbosim::cli {
 
@@ -11,6 +12,7 @@ struct RunOptions {
   std::string explain; ///< an op name (A0 A1 D MLP S C): print how its cost was obtained
   std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
   bool compare = false; ///< also run overlap off / async combine / DBO side by side
+  std::vector<std::string> simgrid_args; ///< extra SimGrid options (--cfg=..., --log=...) after dbosim's defaults
 };
 
 /** @brief `dbosim run SCENARIO [--out DIR]`: simulate one scenario, print its summary, write DIR/summary.json. */

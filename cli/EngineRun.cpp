@@ -25,15 +25,15 @@ using json = nlohmann::ordered_json;
 namespace {
 
 /** One simulation: plan, schedule, replay, metrics; writes summary.json (when asked) and trace.json. */
-json simulate(const Scenario& s, const std::string& out_dir, const std::string& schedule, bool print,
+json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt, bool print,
               bool write_summary)
 {
   sim::PlanOptions popt;
-  popt.schedule             = schedule;
+  popt.schedule             = opt.schedule;
   const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
-  const sim::Timeline tl = engine.run();
+  const sim::Timeline tl = engine.run(1, opt.simgrid_args);
   const sim::Metrics m   = sim::compute_metrics(sched, tl);
   json summary           = sim::summary_json(plan, m);
   write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
@@ -52,7 +52,7 @@ struct Mode {
 constexpr Mode compare_modes[] = {{"overlap_off", false, false}, {"async_combine", false, true}, {"dbo", true, false}};
 
 /** Runs each mode in a forked child (a fresh SimGrid per simulation) and reads back its summary. */
-json compare(const Scenario& s, const std::string& out_dir)
+json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt)
 {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -70,7 +70,10 @@ json compare(const Scenario& s, const std::string& out_dir)
     if (pid == 0) {
       int rc = 0;
       try {
-        simulate(variant, dir, "", false, true);
+        EngineRunOptions child = opt; // the mode's own schedule, the same SimGrid options
+        child.schedule         = "";
+        child.compare          = false;
+        simulate(variant, dir, child, false, true);
       } catch (const InputError& e) {
         fmt::print(stderr, "dbosim: error ({}): {}\n", mode.label, e.what());
         rc = 2;
@@ -102,8 +105,8 @@ json run_engine(const Scenario& s, const std::string& out_dir, const EngineRunOp
 {
   json cmp;
   if (opt.compare)
-    cmp = compare(s, out_dir); // before this process starts its own SimGrid
-  json summary = simulate(s, out_dir, opt.schedule, true, false);
+    cmp = compare(s, out_dir, opt); // before this process starts its own SimGrid
+  json summary = simulate(s, out_dir, opt, true, false);
   if (opt.compare)
     summary["compare"] = std::move(cmp);
   return summary;

@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace dbosim::cli {
 
 struct EngineRunOptions {
   std::string schedule; ///< a sim::schedule_registry() name; empty: from the scenario's overlap settings
   bool compare = false;
+  std::vector<std::string> simgrid_args; ///< extra SimGrid options (after dbosim's defaults: the user's win)
 };
 
 /** @brief Simulates one step of `s`, prints the summary, writes out_dir/trace.json and returns the summary fields

@@ -27,7 +27,7 @@ int run_command(const RunOptions& opt)
   summary["model"]    = s.model.name;
   summary["seed"]     = s.seed;
   summary["costs"]    = cost_report_json(s, cost);
-  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare});
+  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();
   write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");

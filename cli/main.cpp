@@ -24,6 +24,8 @@ int main(int argc, char** argv)
   run->add_option("--explain", run_opt.explain, "Print the formula and profile terms behind one op's cost")
       ->check(CLI::IsMember({"A0", "A1", "D", "MLP", "S", "C"}));
   run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
+  run->add_option("--simgrid", run_opt.simgrid_args,
+                  "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 

@@ -7,7 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 namespace sg4 = simgrid::s4u;
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(dbo_engine, "dbosim timeline engine: op issue, start and end");
 
 namespace dbosim::sim {
 
@@ -116,6 +120,9 @@ void stream_loop(RunState* st, int s)
       rec.start_us  = (sg4::Engine::get_clock() - st->step_start_s) / us;
       run_activity(*st, v);
       rec.end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
+      XBT_VERB("%s stream: %s layer %d ubatch %d ran %.3f-%.3f us (issued %.3f)", stream_name(StreamId(s)),
+               op_kind_name(st->sched->graph[v].kind), st->sched->graph[v].layer, st->sched->graph[v].ubatch,
+               rec.start_us, rec.end_us, rec.issue_us);
       complete(*st, v, step);
     }
 }
@@ -197,14 +204,21 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
   if (simulated)
     throw InternalError("TimelineEngine::run: one simulation per process (SimGrid cannot reset); fork or start a "
                         "new process");
-  simulated = true;
+  simulated                     = true;
   std::vector<std::string> args = engine_args("dbosim", simgrid_args);
   std::vector<char*> argv;
   for (std::string& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  // A bad user option (--cfg=unknown:1) is bad input, not a dbosim bug.
+  std::unique_ptr<sg4::Engine> engine;
+  try {
+    engine = std::make_unique<sg4::Engine>(&argc, argv.data());
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw InputError("SimGrid options", what.substr(0, what.find('\n')));
+  }
 
   const GpuParams& gp  = plan_.gpu;
   const HostParams& hp = plan_.host;
@@ -260,7 +274,7 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
   st.stream_actor[0] = sg4::Actor::create("compute_stream", st.gpu, [sp] { stream_loop(sp, 0); });
   st.stream_actor[1] = sg4::Actor::create("comm_stream", st.gpu, [sp] { stream_loop(sp, 1); });
   st.host_actor      = sg4::Actor::create("host", cpu, [sp] { host_loop(sp); });
-  engine.run();
+  engine->run();
 
   if (static_cast<int>(st.timeline.step_time_us.size()) != steps)
     throw InternalError(

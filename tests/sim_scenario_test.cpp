@@ -194,3 +194,16 @@ TEST_CASE("sim::scenario: dbosim run --compare writes and tabulates overlap off 
   // The main run is the scenario as given (DBO here): the same figure as the compare's DBO column.
   CHECK(summary.at("step_time_us") == summary.at("compare").at("dbo").at("step_time_us"));
 }
+
+TEST_CASE("sim::scenario: a bad SimGrid option is bad input (exit 2), a good one reaches the engine", "[quick]")
+{
+  const std::string base = std::string(DBOSIM_BINARY) + " run " + source_dir +
+                           "/scenarios/dsv3_decode_ep8_serial.yaml --out sim_simgrid_out ";
+  const int bad = std::system((base + "--simgrid=--cfg=no/such:1 > /dev/null 2> sim_simgrid_err.txt").c_str());
+  CHECK(WEXITSTATUS(bad) == 2);
+  CHECK(slurp("sim_simgrid_err.txt").find("no/such") != std::string::npos);
+  const int good =
+      std::system((base + "--simgrid=--log=dbo_engine.thres:verbose > /dev/null 2> sim_simgrid_log.txt").c_str());
+  CHECK(WEXITSTATUS(good) == 0);
+  CHECK(slurp("sim_simgrid_log.txt").find("compute stream: A0 layer 0") != std::string::npos);
+}
