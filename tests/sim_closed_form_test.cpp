@@ -181,7 +181,7 @@ TEST_CASE("sim::closed form: a full CUDA graph replays without per-kernel host c
 TEST_CASE("sim::closed form: SM partition confines compute; interference slows compute beside comm", "[quick]")
 {
   // async_combine, 1 MoE layer, comm kernels use SMs without a partition: while C (25 µs) runs, S gets 1/f of the
-  // GPU. f = 1.25: S does 25/1.25 = 20 µs of its 15 µs of work... S (15) ends first: it runs at 0.8 -> 18.75 µs.
+  // GPU. f = 1.25: S (15 µs alone) runs entirely beside C at speed 0.8 and takes 15 * 1.25 = 18.75 µs < 25.
   StepPlan plan                = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
   plan.gpu.comm_uses_sms       = true;
   plan.gpu.interference_shared = 1.25;
