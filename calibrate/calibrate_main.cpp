@@ -29,7 +29,18 @@ void print_report(const FittedProfile& fit, const std::vector<Measurement>& reco
   fmt::print("calibration of {} ({} SMs, driver {}, CUDA {}, cuBLAS {}, NCCL {}) on {}, commit {}\n",
              fit.env.at("gpu_name"), fit.env.at("sm_count"), fit.env.at("driver"), fit.env.at("cuda"),
              fit.env.at("cublas"), fit.env.at("nccl"), fit.env.at("date"), fit.env.at("git_commit"));
-  fmt::print("records: {} ok, {} skipped, {} errors; {} tables\n\n", ok, skipped, errors, fit.tables.size());
+  fmt::print("records: {} ok, {} skipped, {} errors; {} tables\n", ok, skipped, errors, fit.tables.size());
+  // points timed while the SM clock was well under its maximum (power or thermal limit): slower than at full clock
+  const double max_mhz = fit.env.count("max_sm_clock_mhz") ? std::stod(fit.env.at("max_sm_clock_mhz")) : 0;
+  long slow_clock = 0, with_clock = 0;
+  for (const auto& m : records)
+    if (m.ok() && m.extra.count("sm_clock_mhz") && m.extra.at("sm_clock_mhz") > 0) {
+      ++with_clock;
+      slow_clock += m.extra.at("sm_clock_mhz") < 0.9 * max_mhz;
+    }
+  fmt::print("SM clock: {} of {} points read under 90% of the {:g} MHz maximum (min {}, median {} MHz)\n\n", slow_clock,
+             with_clock, max_mhz, fit.clocks.count("sm_clock_mhz_min") ? fit.clocks.at("sm_clock_mhz_min") : "?",
+             fit.clocks.count("sm_clock_mhz_median") ? fit.clocks.at("sm_clock_mhz_median") : "?");
   fmt::print("leave-one-out interpolation error on tokens (each interior point predicted from the others):\n{}\n",
              format_loo_report(fit.tables));
   fmt::print("SM scaling (relative speed):\n");
