@@ -89,6 +89,13 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
                          "capacity are datasheet values");
   if (!opt.verify_note.empty())
     detail("verification", opt.verify_note);
+  if (!opt.skip_families.empty()) {
+    std::string families;
+    for (const auto& f : opt.skip_families)
+      families += (families.empty() ? "" : ", ") + f;
+    detail("tables_left_out", families + " (measured, but left out of the fit with --skip-family; the roofline with "
+                                         "the measured efficiencies applies to those kernels)");
+  }
   out << YAML::EndMap;
 
   sourced(out, "sm_count", sm_count, "measured: cudaGetDeviceProperties multiProcessorCount on " + gpu_name);
