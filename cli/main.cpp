@@ -1,5 +1,6 @@
 /* dbosim — command-line entry point. Exit codes: 0 success, 2 bad input, 1 internal error. */
 #include "cli/Commands.hpp"
+#include "cli/ValidateCommand.hpp"
 #include "config/InputError.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,8 @@ int main(int argc, char** argv)
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 
+  CLI::App* validate = cli::add_validate_command(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -48,6 +51,8 @@ int main(int argc, char** argv)
       return cli::models_command();
     if (hw->parsed())
       return cli::hw_command();
+    if (validate->parsed())
+      return cli::validate_command();
   } catch (const InputError& e) {
     fmt::print(stderr, "dbosim: error: {}\n", e.what());
     return 2;

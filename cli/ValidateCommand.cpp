@@ -1,0 +1,130 @@
+#include "cli/ValidateCommand.hpp"
+
+#include "config/AtomicFile.hpp"
+#include "config/DataDir.hpp"
+#include "config/HwProfileLoader.hpp"
+#include "validate/CaseResult.hpp"
+#include "validate/RefCases.hpp"
+#include "validate/TestbedCompare.hpp"
+#include "validate/TraceImport.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace dbosim::cli {
+
+namespace {
+
+struct ValidateOptions {
+  std::string cases_dir;
+  std::string testbed_dir;
+  std::string profile = "h200";
+  std::string out_dir = "out/validate";
+  std::string baseline;
+  std::string write_baseline;
+  std::string write_plans;
+  std::string import_trace;
+  std::string against;
+  double makespan_tolerance_pct = 10;
+  double gate_slack_pct         = 2;
+  bool no_cases                 = false;
+  bool no_testbed               = false;
+};
+
+ValidateOptions& options()
+{
+  static ValidateOptions o;
+  return o;
+}
+
+} // namespace
+
+CLI::App* add_validate_command(CLI::App& app)
+{
+  ValidateOptions& o = options();
+  CLI::App* v        = app.add_subcommand("validate", "Predicted vs measured: reference cases and the overlap testbed "
+                                                             "(MAPE per group, CSV, regression gate)");
+  v->add_option("--cases", o.cases_dir, "Folder of reference cases (default: validate/cases)");
+  v->add_option("--testbed", o.testbed_dir, "Folder of testbed shapes and recordings (default: validate/testbed)");
+  v->add_option("--profile", o.profile, "Hardware profile the testbed is predicted with")->capture_default_str();
+  v->add_option("--out", o.out_dir, "Output folder (validate.csv)")->capture_default_str();
+  v->add_option("--baseline", o.baseline, "Recorded MAPE per group: fail (exit 4) when a group rises > 2 points");
+  v->add_option("--write-baseline", o.write_baseline, "Record this run's MAPE per group to FILE");
+  v->add_option("--makespan-tolerance", o.makespan_tolerance_pct, "Testbed makespan tolerance (%)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 100.0));
+  v->add_flag("--no-cases", o.no_cases, "Skip the reference cases");
+  v->add_flag("--no-testbed", o.no_testbed, "Skip the testbed");
+  v->add_option("--write-testbed-plans", o.write_plans,
+                "Write the testbed's plan files (the schedules' op lists) to DIR for kernels/overlap_testbed.cu, then "
+                "exit");
+  v->add_option("--import-trace", o.import_trace,
+                "Map a measured trace (Chrome JSON or profile-data CSV) to op kinds and print per-op totals, then "
+                "exit");
+  v->add_option("--against", o.against, "With --import-trace: a dbosim trace.json to compare with");
+  return v;
+}
+
+int validate_command()
+{
+  const ValidateOptions& o = options();
+  const std::string root   = data_dir();
+  const std::string testbed =
+      o.testbed_dir.empty() ? (std::filesystem::path(root) / "validate" / "testbed").string() : o.testbed_dir;
+  if (!o.import_trace.empty()) {
+    fmt::print("{}", validate::compare_traces(o.import_trace, o.against));
+    return 0;
+  }
+  if (!o.write_plans.empty()) {
+    const models::HwProfile hw = load_hw_profile(o.profile);
+    const auto paths =
+        validate::write_testbed_plans((std::filesystem::path(testbed) / "shapes.yaml").string(), hw, o.write_plans);
+    fmt::print("wrote {} plan files to {}\n", paths.size(), o.write_plans);
+    return 0;
+  }
+  std::vector<validate::CaseResult> rows;
+  std::vector<std::string> missing;
+  if (!o.no_testbed) {
+    const models::HwProfile hw = load_hw_profile(o.profile);
+    rows                       = validate::compare_testbed(testbed, hw, o.makespan_tolerance_pct, missing);
+  }
+  if (!o.no_cases) {
+    const std::string cases =
+        o.cases_dir.empty() ? (std::filesystem::path(root) / "validate" / "cases").string() : o.cases_dir;
+    for (auto& r : validate::run_reference_cases(cases))
+      rows.push_back(std::move(r));
+  }
+  fmt::print("{}", validate::format_results(rows));
+  for (const std::string& m : missing)
+    fmt::print("no recording: {} (run kernels/overlap_testbed.cu, see validate/README)\n", m);
+  std::filesystem::create_directories(o.out_dir);
+  const std::string csv = (std::filesystem::path(o.out_dir) / "validate.csv").string();
+  write_file_atomic(csv, validate::results_csv(rows));
+  fmt::print("wrote {}\n", csv);
+  const auto groups = validate::summarize(rows);
+  if (!o.write_baseline.empty()) {
+    write_file_atomic(o.write_baseline, validate::baseline_yaml(groups));
+    fmt::print("wrote {}\n", o.write_baseline);
+  }
+  if (!o.baseline.empty()) {
+    const auto v = validate::gate_violations(groups, validate::load_baseline(o.baseline), o.gate_slack_pct);
+    for (const std::string& s : v)
+      fmt::print("gate: {}\n", s);
+    if (!v.empty()) {
+      fmt::print("gate: FAILED ({} group(s))\n", v.size());
+      return 4;
+    }
+    fmt::print("gate: ok (every group within {:.0f} points of {})\n", o.gate_slack_pct, o.baseline);
+  }
+  int failed = 0;
+  for (const auto& [name, g] : groups)
+    failed += g.failed;
+  if (failed > 0) {
+    fmt::print("{} case(s) exceed their tolerance\n", failed);
+    return 3;
+  }
+  return 0;
+}
+
+} // namespace dbosim::cli

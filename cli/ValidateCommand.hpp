@@ -1,0 +1,14 @@
+/* dbosim — `dbosim validate`: reference cases and the overlap testbed, predicted vs measured, MAPE per group, a CSV,
+ * and the regression gate. Exit codes: 0 every checked case within its tolerance (and the gate holds), 3 a case
+ * exceeds its tolerance, 4 the gate fails (a group's MAPE above its recorded level + 2 points), 2 bad input. */
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace dbosim::cli {
+
+/** @brief Adds the `validate` subcommand (its options live in ValidateCommand.cpp). */
+CLI::App* add_validate_command(CLI::App& app);
+/** @brief Runs it after the command line was parsed. */
+int validate_command();
+
+} // namespace dbosim::cli

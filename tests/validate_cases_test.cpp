@@ -1,0 +1,70 @@
+/* dbosim validate — reference cases (validate/cases/) and the report arithmetic: error %, MAPE per group, the gate's
+ * 2-point slack, strict case files. */
+#include "TempDir.hpp"
+#include "config/InputError.hpp"
+#include "validate/CaseResult.hpp"
+#include "validate/RefCases.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+using namespace dbosim::validate;
+
+TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[quick]")
+{
+  std::vector<CaseResult> rows = {{"g", "a", "m", "us", 110, 100, 10, "s"},
+                                  {"g", "b", "m", "us", 80, 100, 10, "s"},
+                                  {"h", "c", "m", "us", 50, 100, 0, "s"}};
+  CHECK(rows[0].error_pct() == Approx(10));
+  CHECK(rows[0].pass());
+  CHECK_FALSE(rows[1].pass());
+  CHECK(rows[2].pass()); // tolerance 0: reported, not checked
+  const auto g = summarize(rows);
+  CHECK(g.at("g").mape_pct == Approx(15));
+  CHECK(g.at("g").failed == 1);
+  CHECK(g.at("h").mape_pct == Approx(50));
+  CHECK(gate_violations(g, {{"g", 13.0}, {"h", 48.0}}, 2).empty()); // exactly +2 points holds
+  CHECK(gate_violations(g, {{"g", 12.9}, {"h", 48.0}}, 2).size() == 1);
+  CHECK(gate_violations(g, {{"g", 15.0}}, 2).size() == 1); // a group without a recorded MAPE fails the gate
+  dbosim::test::TempDir dir;
+  const std::string b = dir.write("b.yaml", baseline_yaml(g));
+  const auto back     = load_baseline(b);
+  CHECK(back.at("g") == Approx(15));
+  CHECK(results_csv(rows).find("g,b,\"m\",us,80,100,-20.000,10.0,FAIL,\"s\"") != std::string::npos);
+}
+
+TEST_CASE("validate cases: every shipped reference case is predicted through the public cost paths", "[quick]")
+{
+  const auto rows = run_reference_cases(std::string(DBOSIM_SOURCE_DIR) + "/validate/cases");
+  std::set<std::string> groups;
+  for (const CaseResult& r : rows) {
+    INFO(r.group << " " << r.name);
+    CHECK(std::isfinite(r.predicted));
+    CHECK(r.predicted > 0);
+    CHECK(r.tolerance_pct > 0);
+    CHECK_FALSE(r.source.empty());
+    groups.insert(r.group);
+  }
+  CHECK(groups == std::set<std::string>{"deepep_ht", "deepep_ll", "deepgemm", "flashmla"});
+  CHECK(rows.size() == 45);
+}
+
+TEST_CASE("validate cases: strict case files", "[quick]")
+{
+  dbosim::test::TempDir dir;
+  const std::string good =
+      "cases:\n  - {name: g, group: x, predictor: gemm, profile: h800, dtype: fp8, m: 64, n: 2112, "
+      "k: 7168, metric: tflops, measured: 206, tolerance_pct: 10, tolerance_basis: b, source: s";
+  dir.write("a.yaml", good + "}\n");
+  CHECK(run_reference_cases(dir.path()).size() == 1);
+  dir.write("a.yaml", good + ", colour: red}\n");
+  CHECK_THROWS_WITH(run_reference_cases(dir.path()), Catch::Contains("colour"));
+  dir.write("a.yaml", good + ", m: 0}\n");
+  CHECK_THROWS_AS(run_reference_cases(dir.path()), dbosim::InputError);
+  dir.write("a.yaml", "cases:\n  - {name: g, group: x, predictor: gemm, profile: h800, dtype: fp8, m: 64, n: 2112, "
+                      "k: 7168, metric: tflops, measured: 206, tolerance_pct: 10, source: s}\n");
+  CHECK_THROWS_WITH(run_reference_cases(dir.path()), Catch::Contains("tolerance_basis"));
+  CHECK_THROWS_AS(run_reference_cases(dir.path() + "/absent"), dbosim::InputError);
+}

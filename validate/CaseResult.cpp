@@ -1,0 +1,100 @@
+#include "validate/CaseResult.hpp"
+
+#include "config/InputError.hpp"
+#include "config/YamlMap.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace dbosim::validate {
+
+bool CaseResult::pass() const { return !checked() || std::abs(error_pct()) <= tolerance_pct; }
+
+std::map<std::string, GroupSummary> summarize(const std::vector<CaseResult>& rows)
+{
+  std::map<std::string, GroupSummary> g;
+  for (const CaseResult& r : rows) {
+    GroupSummary& s = g[r.group];
+    ++s.cases;
+    s.checked += r.checked() ? 1 : 0;
+    s.failed += r.pass() ? 0 : 1;
+    s.mape_pct += std::abs(r.error_pct());
+  }
+  for (auto& [name, s] : g)
+    s.mape_pct /= s.cases;
+  return g;
+}
+
+static std::string status(const CaseResult& r) { return !r.checked() ? "info" : r.pass() ? "ok" : "FAIL"; }
+
+std::string format_results(const std::vector<CaseResult>& rows)
+{
+  std::string out = fmt::format("{:<38} {:<34} {:<20} {:>12} {:>12} {:>8} {:>6}  {}\n", "group", "case", "metric",
+                                "predicted", "measured", "error%", "tol%", "status");
+  for (const CaseResult& r : rows)
+    out += fmt::format("{:<38} {:<34} {:<20} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}  {} ({})\n", r.group, r.name, r.metric,
+                       r.predicted, r.measured, r.error_pct(),
+                       r.checked() ? fmt::format("{:.0f}", r.tolerance_pct) : "-", status(r), r.unit);
+  out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "group", "cases", "checked", "failed", "MAPE%");
+  for (const auto& [name, s] : summarize(rows))
+    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
+  return out;
+}
+
+static std::string csv_quote(const std::string& s)
+{
+  std::string q = "\"";
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string results_csv(const std::vector<CaseResult>& rows)
+{
+  std::string out = "group,name,metric,unit,predicted,measured,error_pct,tolerance_pct,status,source\n";
+  for (const CaseResult& r : rows)
+    out += fmt::format("{},{},{},{},{:.6g},{:.6g},{:.3f},{:.1f},{},{}\n", r.group, r.name, csv_quote(r.metric), r.unit,
+                       r.predicted, r.measured, r.error_pct(), r.tolerance_pct, status(r), csv_quote(r.source));
+  return out;
+}
+
+std::map<std::string, double> load_baseline(const std::string& path)
+{
+  const YAML::Node root = load_yaml_file(path);
+  YamlMap top(root, path, "");
+  YamlMap groups = top.get_map("groups");
+  std::map<std::string, double> b;
+  for (const std::string& k : groups.keys())
+    b[k] = groups.get_double(k, 0, 1e6);
+  groups.finish();
+  top.allow({"note"});
+  top.finish();
+  return b;
+}
+
+std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups)
+{
+  std::string out = "# MAPE (%) per validate group, recorded by `dbosim validate --write-baseline`; the CI gate fails "
+                    "when a group's MAPE rises more than 2 points above it.\ngroups:\n";
+  for (const auto& [name, s] : groups)
+    out += fmt::format("  {}: {:.2f}\n", name, s.mape_pct);
+  return out;
+}
+
+std::vector<std::string> gate_violations(const std::map<std::string, GroupSummary>& now,
+                                         const std::map<std::string, double>& baseline, double slack_pct)
+{
+  std::vector<std::string> v;
+  for (const auto& [name, s] : now) {
+    auto it = baseline.find(name);
+    if (it == baseline.end())
+      v.push_back(fmt::format("group {}: no recorded MAPE in the baseline", name));
+    else if (s.mape_pct > it->second + slack_pct)
+      v.push_back(fmt::format("group {}: MAPE {:.2f}% > recorded {:.2f}% + {:.0f} points", name, s.mape_pct, it->second,
+                              slack_pct));
+  }
+  return v;
+}
+
+} // namespace dbosim::validate

@@ -1,0 +1,179 @@
+#include "validate/RefCases.hpp"
+
+#include "config/HwProfileLoader.hpp"
+#include "config/InputError.hpp"
+#include "config/ModelLoader.hpp"
+#include "config/YamlMap.hpp"
+#include "models/AttentionOps.hpp"
+#include "models/KernelCost.hpp"
+#include "models/OpCost.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace dbosim::validate {
+
+namespace {
+
+namespace fs = std::filesystem;
+using models::DType;
+
+const models::HwProfile& profile(const std::string& name)
+{
+  static std::map<std::string, models::HwProfile> cache;
+  auto it = cache.find(name);
+  if (it == cache.end())
+    it = cache.emplace(name, load_hw_profile(name)).first;
+  return it->second;
+}
+
+const models::ModelSpec& model(const std::string& name)
+{
+  static std::map<std::string, models::ModelSpec> cache;
+  auto it = cache.find(name);
+  if (it == cache.end())
+    it = cache.emplace(name, load_model_zoo(name)).first;
+  return it->second;
+}
+
+DType dtype_of(YamlMap& m)
+{
+  const std::string d = m.get_enum("dtype", {"bf16", "fp8"});
+  return d == "fp8" ? DType::fp8 : DType::bf16;
+}
+
+models::StepShape shape_of(YamlMap& m)
+{
+  models::StepShape s;
+  s.phase  = m.get_enum("phase", {"decode", "prefill"}) == "decode" ? models::Phase::decode : models::Phase::prefill;
+  s.tokens = m.get_int("tokens", 1, 1 << 24);
+  s.batch  = m.get_int("batch", 1, 1 << 24, s.phase == models::Phase::decode ? s.tokens : 1);
+  s.context_len = m.get_int("context", 1, 1 << 24, 4096);
+  return s;
+}
+
+/** us or a rate of `amount` (FLOPs or bytes) per duration, in the case's unit. */
+double in_unit(YamlMap& m, const std::string& metric, double us, double flops, double bytes)
+{
+  if (metric == "us")
+    return us;
+  if (metric == "tflops")
+    return flops / us * 1e-6;
+  if (metric == "gbps")
+    return bytes / us * 1e-3;
+  m.fail("metric", "unknown metric", "us, tflops, gbps");
+}
+
+double predict_all_to_all(YamlMap& m, const std::string& metric)
+{
+  const models::HwProfile& hw = profile(m.get_string("profile"));
+  const models::ModelSpec& md = model(m.get_string("model"));
+  models::ParallelSpec par;
+  par.ep = m.get_int("ep", 1, 4096);
+  par.dp = m.get_int("dp", 1, 4096, par.ep);
+  const std::string backend =
+      m.get_enum("backend", {"deepep_low_latency", "deepep_high_throughput", "deepep_v2", "nccl"});
+  par.backend                 = backend == "deepep_low_latency"       ? models::All2AllBackend::deepep_low_latency
+                                : backend == "deepep_high_throughput" ? models::All2AllBackend::deepep_high_throughput
+                                : backend == "deepep_v2"              ? models::All2AllBackend::deepep_v2
+                                                                      : models::All2AllBackend::nccl;
+  const models::OpKind kind   = m.get_enum("op", {"D", "C"}) == "D" ? models::OpKind::D : models::OpKind::C;
+  const models::StepShape s   = shape_of(m);
+  const models::LayerCosts lc = models::layer_costs(md, hw, par, s, true);
+  const models::OpCost* op    = lc.find(kind);
+  if (!op)
+    m.fail("op", "the layer has no such op");
+  return in_unit(m, metric, op->duration_us, op->flops, op->bytes);
+}
+
+double predict_gemm(YamlMap& m, const std::string& metric)
+{
+  const models::HwProfile& hw = profile(m.get_string("profile"));
+  const int groups            = m.get_int("groups", 1, 4096, 1);
+  const int rows              = m.get_int("m", 1, 1 << 24); // per group
+  const int n                 = m.get_int("n", 1, 1 << 20);
+  const int k                 = m.get_int("k", 1, 1 << 20);
+  const DType dt              = dtype_of(m);
+  const models::KernelWork w =
+      groups == 1 ? models::gemm_kernel("gemm", rows, n, k, dt)
+                  : models::grouped_gemm_kernel("grouped_gemm", double(rows) * groups, groups, groups, n, k, dt);
+  const double us = models::kernel_time(hw, w).us;
+  return in_unit(m, metric, us, w.flops, w.bytes);
+}
+
+double predict_attention(YamlMap& m, const std::string& metric)
+{
+  const models::HwProfile& hw = profile(m.get_string("profile"));
+  const models::ModelSpec& md = model(m.get_string("model"));
+  models::ParallelSpec par;
+  par.tp                    = m.get_int("tp", 1, 1024, 1);
+  const models::StepShape s = shape_of(m);
+  const std::string kernel  = m.get_string("kernel");
+  for (const models::KernelWork& w : models::attention_a1_kernels(md, par, s, true))
+    if (w.name == kernel)
+      return in_unit(m, metric, models::kernel_time(hw, w).us, w.flops, w.bytes);
+  m.fail("kernel", "A1 of this model and shape has no kernel named '" + kernel + "'");
+}
+
+CaseResult run_case(YamlMap& m)
+{
+  CaseResult r;
+  r.name                   = m.get_string("name");
+  r.group                  = m.get_string("group");
+  const std::string pred   = m.get_enum("predictor", {"all_to_all", "gemm", "attention"});
+  const std::string metric = m.get_enum("metric", {"us", "tflops", "gbps"});
+  r.metric                 = m.get_string("what", metric);
+  r.unit                   = metric == "us" ? "us" : metric == "tflops" ? "TFLOPS" : "GB/s";
+  r.measured               = m.get_double("measured", 1e-9, 1e12);
+  r.tolerance_pct          = m.get_double("tolerance_pct", 0.1, 1000);
+  m.get_string("tolerance_basis"); // required: why this tolerance
+  r.source = m.get_string("source");
+  if (pred == "all_to_all")
+    r.predicted = predict_all_to_all(m, metric);
+  else if (pred == "gemm")
+    r.predicted = predict_gemm(m, metric);
+  else
+    r.predicted = predict_attention(m, metric);
+  m.allow({"note"});
+  m.finish();
+  return r;
+}
+
+} // namespace
+
+std::vector<CaseResult> run_reference_cases(const std::string& dir)
+{
+  if (!fs::is_directory(dir))
+    throw InputError(dir, 0, 0, "--cases", "not a directory");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml")
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<CaseResult> rows;
+  for (const std::string& f : files) {
+    const YAML::Node root = load_yaml_file(f);
+    YamlMap top(root, f, "");
+    const YAML::Node list = top.raw("cases");
+    if (!list.IsSequence() || list.size() == 0)
+      top.fail("cases", "must be a non-empty list of cases");
+    top.allow({"defaults"});
+    const YAML::Node defaults = root["defaults"];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      YAML::Node c = YAML::Clone(list[i]);
+      if (!c.IsMap())
+        top.fail("cases", "case " + std::to_string(i) + " is not a mapping");
+      if (defaults && defaults.IsMap())
+        for (const auto& kv : defaults)
+          if (!c[kv.first.as<std::string>()])
+            c[kv.first.as<std::string>()] = kv.second;
+      YamlMap m(c, f, "cases[" + std::to_string(i) + "]");
+      rows.push_back(run_case(m));
+    }
+    top.finish();
+  }
+  return rows;
+}
+
+} // namespace dbosim::validate
