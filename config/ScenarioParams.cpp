@@ -13,6 +13,7 @@
 #include <utility>
 
 namespace dbosim {
+void add_cluster_params(std::vector<ParamDecl>& p); // config/ClusterParams.cpp
 namespace {
 using models::All2AllBackend;
 using models::Phase;
@@ -82,6 +83,7 @@ std::vector<ParamDecl> build_params()
                         [](Scenario& s) -> auto& { return s.cluster.nodes; }));
   p.push_back(int_param("cluster.gpus_per_node", "GPUs", 8, 1, 72, "GPUs per node",
                         [](Scenario& s) -> auto& { return s.cluster.gpus_per_node; }));
+  add_cluster_params(p);
 
   p.push_back(int_param("parallel.dp", "ranks", 1, 1, 65536, "Data-parallel attention ranks (vLLM --data-parallel-size)",
                         [](Scenario& s) -> auto& { return s.parallel.dp; }));

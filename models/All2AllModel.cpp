@@ -1,0 +1,289 @@
+#include "models/All2AllModel.hpp"
+
+#include "models/CommOps.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dbosim::models {
+namespace {
+
+/*** Shared pieces ***/
+
+struct Layout {
+  int ep;
+  int gpn; ///< GPUs per NVLink domain
+  int node(int r) const { return r / gpn; }
+  int nodes() const { return (ep + gpn - 1) / gpn; }
+};
+
+double at(const std::vector<std::vector<double>>& m, bool transpose, int a, int b)
+{
+  return transpose ? m[b][a] : m[a][b];
+}
+
+void check(const All2AllContext& ctx, OpKind kind)
+{
+  if (kind != OpKind::D && kind != OpKind::C)
+    throw std::invalid_argument("all-to-all: kind must be D or C");
+  if (!ctx.model || !ctx.hw || !ctx.net)
+    throw std::invalid_argument("all-to-all: model, profile and network facts are required");
+  if (!(ctx.net->nvlink_achievable_bytes_per_s > 0) || !(ctx.net->nic_achievable_bytes_per_s > 0))
+    throw std::invalid_argument(fmt::format("network facts '{}' lack NVLink or NIC bandwidth", ctx.net->name));
+  if (ctx.gpus_per_node < 1)
+    throw std::invalid_argument("all-to-all: gpus_per_node must be >= 1");
+}
+
+double copy_bytes(OpKind kind, const ModelSpec& m)
+{
+  return kind == OpKind::D ? dispatch_bytes_per_copy(m) : combine_bytes_per_copy(m);
+}
+
+/** @brief One-way latency of an RDMA write across the rail-optimised fat tree: the NIC, then one leaf switch when
+ *  every node sits under the same leaf (a rail group), else leaf-spine-leaf. */
+double rdma_latency_us(const Layout& l, const All2AllContext& ctx)
+{
+  const int down = std::max(1, ctx.net->leaf_switch_down_ports);
+  const int hops = l.nodes() <= down ? 1 : 3;
+  return ctx.hw->nic_latency_us + hops * ctx.net->switch_latency_us;
+}
+
+/** @brief Whether traffic from rank a to rank b (on other nodes) climbs to the spine: another rail, or a node under
+ *  another leaf (leaf_switch_down_ports nodes per rail leaf). */
+bool via_spine(const Layout& l, const All2AllContext& ctx, int a, int b)
+{
+  const int down = std::max(1, ctx.net->leaf_switch_down_ports);
+  return a % l.gpn != b % l.gpn || l.node(a) / down != l.node(b) / down;
+}
+
+/** @brief RDMA time: the NIC at its rate, and the spine share at nic / oversubscription. */
+double rdma_us(double bytes, double spine_bytes, double nic_bw, const All2AllContext& ctx)
+{
+  return std::max(bytes / nic_bw, spine_bytes / (nic_bw / std::max(1.0, ctx.oversubscription))) * 1e6;
+}
+
+/** @brief An SM-resident kernel's NVLink bandwidth: the achievable link rate, bounded by what its SMs can copy
+ *  (the profile's comm_kernel curve, when it has one). */
+double sm_bounded_nvlink(const All2AllContext& ctx)
+{
+  double bw      = ctx.net->nvlink_achievable_bytes_per_s;
+  const Curve& c = ctx.hw->comm_kernel_bytes_per_s_by_sms;
+  if (ctx.comm_sms > 0 && !c.empty()) {
+    const double x = std::clamp(static_cast<double>(ctx.comm_sms), c.x.front(), c.x.back());
+    std::size_t i  = 1;
+    while (i + 1 < c.x.size() && c.x[i] < x)
+      ++i;
+    const double y =
+        c.x.size() == 1 ? c.y[0] : c.y[i - 1] + (c.y[i] - c.y[i - 1]) * (x - c.x[i - 1]) / (c.x[i] - c.x[i - 1]);
+    bw = std::min(bw, y);
+  }
+  return bw;
+}
+
+/** @brief HBM pass on the receiving side: the copy out of the receive buffer (dispatch) or the weighted top-k
+ *  reduction (combine), at the profile's streaming-kernel bandwidth. */
+double hbm_us(double bytes, const HwProfile& hw)
+{
+  const double bw = hw.hbm_bytes_per_s * (hw.memory_efficiency > 0 ? hw.memory_efficiency : 1.0);
+  return bw > 0 ? bytes / bw * 1e6 : 0.0;
+}
+
+/*** DeepEP low-latency: one message per token-expert copy, RDMA (IBGDA) between nodes, NVLink inside one ***/
+
+std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+{
+  check(ctx, kind);
+  const Layout l{rm.ep, ctx.gpus_per_node};
+  const bool tr         = kind == OpKind::C; // combine: the copies go back
+  const double b        = copy_bytes(kind, *ctx.model);
+  const NetworkFacts& n = *ctx.net;
+  const double nvl_bw = n.nvlink_achievable_bytes_per_s * NetworkFacts::efficiency(b, n.nvlink_message_overhead_bytes);
+  const double nic_bw = n.nic_achievable_bytes_per_s * NetworkFacts::efficiency(b, n.nic_message_overhead_bytes);
+  const double rdma_lat = rdma_latency_us(l, ctx);
+  std::vector<RankComm> out(rm.ep);
+  for (int r = 0; r < rm.ep; ++r) {
+    double snvl = 0, srdma = 0, rnvl = 0, rrdma = 0, rall = 0, home_tokens_x_k = 0, sspine = 0, rspine = 0;
+    for (int p = 0; p < rm.ep; ++p) {
+      const double sent = at(rm.copies, tr, r, p) * b;
+      const double recv = at(rm.copies, tr, p, r) * b;
+      rall += recv;
+      home_tokens_x_k += rm.copies[r][p];
+      if (p == r)
+        continue;
+      (l.node(p) == l.node(r) ? snvl : srdma) += sent;
+      (l.node(p) == l.node(r) ? rnvl : rrdma) += recv;
+      if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p)) {
+        sspine += sent;
+        rspine += recv;
+      }
+    }
+    RankComm& c         = out[r];
+    c.nvlink_bytes      = std::max(snvl, rnvl);
+    c.rdma_bytes        = std::max(srdma, rrdma);
+    const double t_nvl  = c.nvlink_bytes / nvl_bw * 1e6;
+    const double t_rdma = rdma_us(c.rdma_bytes, std::max(sspine, rspine), nic_bw, ctx);
+    // Data, then the per-expert count behind a fence: two one-way latencies of the farthest link used.
+    const double lat = 2 * (c.rdma_bytes > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
+    // Receive side: dispatch copies its arrivals into the packed layout (read + write); combine reads the copies
+    // and writes one BF16 row per home token.
+    const double tokens = home_tokens_x_k / ctx.model->top_k;
+    const double pass   = tr ? rall + tokens * combine_bytes_per_copy(*ctx.model) : 2 * rall;
+    c.duration_us       = lat + hbm_us(pass, *ctx.hw) + std::max(t_nvl, t_rdma);
+    c.reported_bytes    = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
+    c.bottleneck        = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
+  }
+  return out;
+}
+
+/*** DeepEP high-throughput: chunked, one copy per (token, rank); internode via the same-rail GPU then NVLink ***/
+
+std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+{
+  check(ctx, kind);
+  const Layout l{rm.ep, ctx.gpus_per_node};
+  const bool tr         = kind == OpKind::C;
+  const double b        = copy_bytes(kind, *ctx.model);
+  const NetworkFacts& n = *ctx.net;
+  const double nvl_bw   = sm_bounded_nvlink(ctx) * NetworkFacts::efficiency(b * std::max(1, n.ht_nvl_chunk_tokens),
+                                                                            n.nvlink_message_overhead_bytes);
+  const double nic_bw   = n.nic_achievable_bytes_per_s *
+                        NetworkFacts::efficiency(b * std::max(1, n.ht_rdma_chunk_tokens), n.nic_message_overhead_bytes);
+  const bool internode = l.nodes() > 1;
+  const double lat     = 2 * ctx.hw->nvlink_latency_us + (internode ? 2 * rdma_latency_us(l, ctx) : 0.0);
+  std::vector<RankComm> out(rm.ep);
+  for (int r = 0; r < rm.ep; ++r) {
+    const int nr    = l.node(r);
+    double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0;
+    for (int p = 0; p < rm.ep; ++p) {
+      recv_all += at(rm.rank_dedup, tr, p, r) * b;
+      if (l.node(p) == nr && p != r) { // direct NVLink inside the node
+        nvl_send += at(rm.rank_dedup, tr, r, p) * b;
+        nvl_recv += at(rm.rank_dedup, tr, p, r) * b;
+      }
+    }
+    if (internode) {
+      // RDMA to the same-rail GPU of each remote node, once per (token, node) — same count both ways.
+      for (int node = 0; node < l.nodes(); ++node)
+        if (node != nr) {
+          rdma_send += rm.node_dedup[r][node] * b;
+          if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
+            spine += rm.node_dedup[r][node] * b;
+        }
+      for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
+        if (l.node(s) != nr) {
+          rdma_recv += rm.node_dedup[s][nr] * b;
+          // This GPU forwards what its rail peer s sends into the node to the other local destinations.
+          for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
+            if (d != r)
+              nvl_send += rm.rank_dedup[s][d] * b;
+        }
+      nvl_recv = std::max(nvl_recv, nvl_send); // symmetric fan-in from the node's rail receivers
+    }
+    RankComm& c         = out[r];
+    c.nvlink_bytes      = std::max(nvl_send, nvl_recv);
+    c.rdma_bytes        = std::max(rdma_send, rdma_recv);
+    const double t_nvl  = c.nvlink_bytes / nvl_bw * 1e6;
+    const double t_rdma = rdma_us(c.rdma_bytes, spine, nic_bw, ctx);
+    c.duration_us       = lat + std::max(t_nvl, t_rdma); // the NVLink forwarding is pipelined behind the RDMA chunks
+    // DeepEP's tests divide by: intranode, the bytes received over NVLink (own copies included); internode, the
+    // "RDMA send" bytes, counted as one copy per (token, node) over every node the token goes to, its own included
+    // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.
+    double all_nodes = 0;
+    for (int node = 0; node < l.nodes(); ++node)
+      all_nodes += rm.node_dedup[r][node] * b;
+    c.reported_bytes = internode ? all_nodes : recv_all;
+    c.bottleneck     = t_rdma >= t_nvl ? "rdma" : "nvlink";
+  }
+  return out;
+}
+
+/*** NCCL all-to-all: one send/recv pair per peer, per-peer messages, `channels` of them in flight ***/
+
+std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+{
+  check(ctx, kind);
+  const Layout l{rm.ep, ctx.gpus_per_node};
+  const bool tr         = kind == OpKind::C;
+  const double b        = copy_bytes(kind, *ctx.model);
+  const NetworkFacts& n = *ctx.net;
+  const double rdma_lat = rdma_latency_us(l, ctx);
+  const int channels    = std::max(1, n.nccl_channels);
+  std::vector<RankComm> out(rm.ep);
+  for (int r = 0; r < rm.ep; ++r) {
+    double nvl = 0, rdma = 0, nvl_n = 0, rdma_n = 0, spine = 0;
+    for (int p = 0; p < rm.ep; ++p) {
+      if (p == r)
+        continue;
+      const double m = std::max(at(rm.rank_dedup, tr, r, p), at(rm.rank_dedup, tr, p, r)) * b;
+      (l.node(p) == l.node(r) ? nvl : rdma) += m;
+      (l.node(p) == l.node(r) ? nvl_n : rdma_n) += 1;
+      if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p))
+        spine += m;
+    }
+    RankComm& c         = out[r];
+    c.nvlink_bytes      = nvl;
+    c.rdma_bytes        = rdma;
+    const double t_nvl  = nvl_n > 0 ? nvl /
+                                         (n.nvlink_achievable_bytes_per_s *
+                                          NetworkFacts::efficiency(nvl / nvl_n, n.nvlink_message_overhead_bytes)) *
+                                         1e6
+                                    : 0.0;
+    const double t_rdma = rdma_n > 0
+                              ? rdma_us(rdma, spine,
+                                        n.nic_achievable_bytes_per_s *
+                                            NetworkFacts::efficiency(rdma / rdma_n, n.nic_message_overhead_bytes),
+                                        ctx)
+                              : 0.0;
+    // Peers are served `channels` at a time; each round pays a latency.
+    const double rounds = std::max(1.0, (nvl_n + rdma_n) / channels);
+    const double lat    = rounds * (rdma_n > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
+    c.duration_us       = lat + std::max(t_nvl, t_rdma);
+    c.reported_bytes    = nvl + rdma;
+    c.bottleneck        = t_rdma >= t_nvl ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
+  }
+  return out;
+}
+
+} // namespace
+
+const std::vector<All2AllEntry>& all2all_registry()
+{
+  static const std::vector<All2AllEntry> r = {
+      {"deepep_low_latency", "DeepEP low-latency: per-copy IBGDA RDMA, NVLink inside a node, no SMs held",
+       All2AllBackend::deepep_low_latency, &deepep_ll},
+      {"deepep_high_throughput",
+       "DeepEP normal: chunked NVLink inside a node; RDMA to the same-rail GPU then NVLink forwarding; SM-bounded",
+       All2AllBackend::deepep_high_throughput, &deepep_ht},
+      {"deepep_v2", "DeepEP v2 (ElasticBuffer): the high-throughput data path (no separate v2 facts yet)",
+       All2AllBackend::deepep_v2, &deepep_ht},
+      {"nccl", "NCCL all-to-all: per-peer send/recv, per-message efficiency, channels in flight", All2AllBackend::nccl,
+       &nccl_a2a},
+  };
+  return r;
+}
+
+const All2AllEntry& all2all_model(All2AllBackend backend)
+{
+  for (const All2AllEntry& e : all2all_registry())
+    if (e.backend == backend)
+      return e;
+  throw std::invalid_argument("all-to-all: backend without a model");
+}
+
+std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingMatrix& rm,
+                                       const All2AllContext& ctx)
+{
+  return all2all_model(backend).fn(kind, rm, ctx);
+}
+
+double all2all_completion_us(const std::vector<RankComm>& ranks)
+{
+  double t = 0;
+  for (const RankComm& c : ranks)
+    t = std::max(t, c.duration_us);
+  return t;
+}
+
+} // namespace dbosim::models

@@ -1,0 +1,58 @@
+/* dbosim — dispatch/combine all-to-all models chosen by name (DeepEP low-latency, DeepEP high-throughput, DeepEP v2,
+ * NCCL): per-rank completion times from a per-rank-pair traffic matrix (models::RoutingMatrix) and link facts
+ * (models::HwProfile + models::NetworkFacts). Pure functions. The collective ends when its slowest rank does: the
+ * engine (sim/ClusterEngine) couples the ranks, these give each rank's own duration. */
+#pragma once
+#include "models/ExpertRouting.hpp"
+#include "models/HwProfile.hpp"
+#include "models/ModelSpec.hpp"
+#include "models/NetworkFacts.hpp"
+#include "models/OpCost.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dbosim::models {
+
+/** @brief What an all-to-all model needs besides the traffic. */
+struct All2AllContext {
+  const ModelSpec* model  = nullptr;
+  const HwProfile* hw     = nullptr;
+  const NetworkFacts* net = nullptr;
+  int gpus_per_node       = 8; ///< ranks sharing one NVLink domain
+  int comm_sms            = 0; ///< SMs an SM-resident kernel holds (0: the whole GPU's copy engines, no SM bound)
+  double oversubscription = 1; ///< fat-tree leaf down/up ratio: traffic through the spine gets nic / ratio per NIC
+};
+
+/** @brief One rank's side of one collective. */
+struct RankComm {
+  double duration_us    = 0; ///< alone on the fabric, from kernel start to this rank's last byte in and out
+  double nvlink_bytes   = 0; ///< max(sent, received) over NVLink
+  double rdma_bytes     = 0; ///< max(sent, received) over its NIC
+  double reported_bytes = 0; ///< the bytes DeepEP's own benchmark divides by the time (its "bandwidth" figure)
+  std::string bottleneck;    ///< "nvlink", "rdma" or "latency"
+};
+
+using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx);
+
+/** @brief A registry entry: {name, one-line doc, model}. */
+struct All2AllEntry {
+  const char* name;
+  const char* doc;
+  All2AllBackend backend;
+  All2AllFn fn;
+};
+
+const std::vector<All2AllEntry>& all2all_registry();
+/** @brief The entry of `backend` (every backend has one). */
+const All2AllEntry& all2all_model(All2AllBackend backend);
+
+/** @brief Per-rank D or C (kind must be OpKind::D or OpKind::C) by the backend's model.
+ *  @throws std::invalid_argument on a bad kind or missing link facts. */
+std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingMatrix& rm,
+                                       const All2AllContext& ctx);
+
+/** @brief The slowest rank's duration (the collective's). */
+double all2all_completion_us(const std::vector<RankComm>& ranks);
+
+} // namespace dbosim::models

@@ -1,0 +1,251 @@
+#include "models/ExpertRouting.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+namespace dbosim::models {
+namespace {
+
+/*** Portable draws: std::mt19937_64's output sequence is fixed by the standard; the mapping to numbers is ours ***/
+
+/** @brief A double in [0, 1) from the top 53 bits of one 64-bit draw. */
+double uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
+
+/** @brief An integer in [0, n) (n >= 1); the bias of floor(u·n) is below 2^-53·n, far under any statistic we use. */
+int uniform_below(std::mt19937_64& g, int n) { return std::min(n - 1, static_cast<int>(uniform01(g) * n)); }
+
+/** @brief A generator per (seed, stream): SplitMix64-style mixing so that nearby seeds and streams are unrelated. */
+std::mt19937_64 make_rng(std::uint64_t seed, std::uint64_t stream)
+{
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + stream + 0xD1B54A32D192ED03ULL;
+  z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z               = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+/** @brief Index i with cdf[i-1] <= u·total < cdf[i] (cdf inclusive prefix sums). */
+int sample_cdf(const std::vector<double>& cdf, double u)
+{
+  const double x = u * cdf.back();
+  auto it        = std::upper_bound(cdf.begin(), cdf.end(), x);
+  return static_cast<int>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(cdf.size()) - 1));
+}
+
+} // namespace
+
+std::string routing_dist_name(RoutingDist d)
+{
+  switch (d) {
+  case RoutingDist::balanced:
+    return "balanced";
+  case RoutingDist::uniform:
+    return "uniform";
+  case RoutingDist::zipf:
+    return "zipf";
+  case RoutingDist::histogram:
+    return "histogram";
+  }
+  return "?";
+}
+
+std::string placement_name(Placement p) { return p == Placement::contiguous ? "contiguous" : "eplb"; }
+
+std::vector<double> expert_popularity(const RoutingSpec& spec, int num_experts)
+{
+  std::vector<double> w(num_experts, 1.0);
+  if (spec.dist == RoutingDist::zipf) {
+    // Popularity rank -> expert id through a seed-drawn permutation (Fisher-Yates), so hot experts are spread over
+    // ranks as a trained router's would be, not all on rank 0.
+    std::vector<int> order(num_experts);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 g = make_rng(spec.seed, 0xE0E0);
+    for (int i = num_experts - 1; i > 0; --i)
+      std::swap(order[i], order[uniform_below(g, i + 1)]);
+    for (int r = 0; r < num_experts; ++r)
+      w[order[r]] = 1.0 / std::pow(r + 1.0, spec.zipf_alpha);
+  } else if (spec.dist == RoutingDist::histogram) {
+    if (static_cast<int>(spec.histogram.size()) != num_experts)
+      throw std::invalid_argument(
+          fmt::format("routing histogram has {} weights for {} experts", spec.histogram.size(), num_experts));
+    w = spec.histogram;
+  }
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
+  if (!(total > 0) || !std::isfinite(total))
+    throw std::invalid_argument("routing weights must be finite with a positive sum");
+  for (double& x : w) {
+    if (!(x >= 0))
+      throw std::invalid_argument("routing weights must be >= 0");
+    x /= total;
+  }
+  return w;
+}
+
+ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep)
+{
+  if (ep < 1 || num_experts < 1)
+    throw std::invalid_argument("place_experts: ep and num_experts must be >= 1");
+  const int slots = num_experts + spec.redundant_experts;
+  if (spec.redundant_experts < 0 || slots % ep != 0)
+    throw std::invalid_argument(
+        fmt::format("{} experts + {} redundant do not divide over ep={}", num_experts, spec.redundant_experts, ep));
+  if (spec.placement == Placement::contiguous && spec.redundant_experts != 0)
+    throw std::invalid_argument("redundant experts need placement eplb");
+  const int per_rank = slots / ep;
+  ExpertPlacement p;
+  p.replicas_rank.assign(num_experts, {});
+  p.slots_per_rank.assign(ep, 0);
+  if (spec.placement == Placement::contiguous) {
+    for (int e = 0; e < num_experts; ++e)
+      p.replicas_rank[e].push_back(e / per_rank);
+    std::fill(p.slots_per_rank.begin(), p.slots_per_rank.end(), per_rank);
+    return p;
+  }
+  // EPLB (DeepSeek eplb.py, greedy form): give each extra slot to the expert with the highest load per replica, then
+  // pack replicas heaviest first onto the least-loaded rank with a free slot (not one already holding that expert).
+  const std::vector<double> load = expert_popularity(spec, num_experts);
+  std::vector<int> count(num_experts, 1);
+  for (int i = 0; i < spec.redundant_experts; ++i) {
+    int best = 0;
+    for (int e = 1; e < num_experts; ++e)
+      if (load[e] / count[e] > load[best] / count[best])
+        best = e;
+    ++count[best];
+  }
+  std::vector<std::pair<double, int>> items; // (load per replica, expert)
+  for (int e = 0; e < num_experts; ++e)
+    for (int c = 0; c < count[e]; ++c)
+      items.emplace_back(load[e] / count[e], e);
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<double> rank_load(ep, 0.0);
+  for (const auto& [l, e] : items) {
+    int best = -1;
+    for (int pass = 0; pass < 2 && best < 0; ++pass) // second pass: a rank may hold two replicas of one expert
+      for (int r = 0; r < ep; ++r) {
+        if (p.slots_per_rank[r] >= per_rank)
+          continue;
+        const auto& reps = p.replicas_rank[e];
+        if (pass == 0 && std::find(reps.begin(), reps.end(), r) != reps.end())
+          continue;
+        if (best < 0 || rank_load[r] < rank_load[best])
+          best = r;
+      }
+    p.replicas_rank[e].push_back(best);
+    ++p.slots_per_rank[best];
+    rank_load[best] += l;
+  }
+  return p;
+}
+
+RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
+                           int ep, int gpus_per_node, int tokens, std::uint64_t stream)
+{
+  if (top_k < 1 || top_k > num_experts || gpus_per_node < 1 || tokens < 0)
+    throw std::invalid_argument("route_tokens: bad top_k, gpus_per_node or tokens");
+  const int nodes = (ep + gpus_per_node - 1) / gpus_per_node;
+  RoutingMatrix m;
+  m.ep = ep;
+  m.copies.assign(ep, std::vector<double>(ep, 0.0));
+  m.rank_dedup.assign(ep, std::vector<double>(ep, 0.0));
+  m.node_dedup.assign(ep, std::vector<double>(nodes, 0.0));
+  m.expert_rows.assign(ep, 0.0);
+  m.active_experts.assign(ep, 0);
+  const std::vector<double> pop = expert_popularity(spec, num_experts);
+  const int nonzero = static_cast<int>(std::count_if(pop.begin(), pop.end(), [](double x) { return x > 0; }));
+  if (nonzero < top_k)
+    throw std::invalid_argument(fmt::format("only {} experts have a non-zero weight; top_k is {}", nonzero, top_k));
+
+  if (spec.dist == RoutingDist::balanced) {
+    // Expected values: a copy lands on rank d with probability frac[d]; a token reaches d (or node n) at least once
+    // with probability 1 - (1 - frac)^top_k (the top_k picks treated as independent).
+    std::vector<double> frac(ep, 0.0), node_frac(nodes, 0.0);
+    for (int e = 0; e < num_experts; ++e)
+      for (int r : placement.replicas_rank[e])
+        frac[r] += pop[e] / static_cast<double>(placement.replicas_rank[e].size());
+    for (int d = 0; d < ep; ++d)
+      node_frac[d / gpus_per_node] += frac[d];
+    for (int s = 0; s < ep; ++s) {
+      for (int d = 0; d < ep; ++d) {
+        m.copies[s][d]     = tokens * top_k * frac[d];
+        m.rank_dedup[s][d] = tokens * (1.0 - std::pow(1.0 - frac[d], top_k));
+      }
+      for (int n = 0; n < nodes; ++n)
+        m.node_dedup[s][n] = tokens * (1.0 - std::pow(1.0 - node_frac[n], top_k));
+    }
+    for (int d = 0; d < ep; ++d) {
+      m.expert_rows[d]    = ep * tokens * top_k * frac[d];
+      m.active_experts[d] = placement.slots_per_rank[d];
+    }
+    return m;
+  }
+
+  std::vector<double> cdf(pop.size());
+  std::partial_sum(pop.begin(), pop.end(), cdf.begin());
+  std::vector<long> next_replica(num_experts, 0); // round-robin over an expert's replicas, per micro-batch
+  std::vector<std::vector<long>> replica_rows(num_experts);
+  for (int e = 0; e < num_experts; ++e)
+    replica_rows[e].assign(placement.replicas_rank[e].size(), 0);
+  std::mt19937_64 g    = make_rng(spec.seed, 0x1000 + stream);
+  const bool grouped   = spec.groups > 0 && spec.topk_groups > 0;
+  const int group_size = grouped ? num_experts / spec.groups : num_experts;
+  std::vector<double> group_cdf;
+  if (grouped) {
+    if (num_experts % spec.groups != 0 || spec.topk_groups > spec.groups || spec.topk_groups * group_size < top_k)
+      throw std::invalid_argument(fmt::format("group-limited routing: {} experts in {} groups, top {} groups, top_k {}",
+                                              num_experts, spec.groups, spec.topk_groups, top_k));
+    group_cdf.assign(spec.groups, 0.0);
+    for (int e = 0; e < num_experts; ++e)
+      group_cdf[e / group_size] += pop[e];
+    std::partial_sum(group_cdf.begin(), group_cdf.end(), group_cdf.begin());
+  }
+  std::vector<int> chosen, chosen_groups;
+  std::vector<int> rank_mark(ep, -1), node_mark(nodes, -1);
+  for (int s = 0; s < ep; ++s)
+    for (int t = 0; t < tokens; ++t) {
+      chosen.clear();
+      const int token_id = s * tokens + t;
+      if (grouped) { // topk_groups distinct groups by group weight
+        chosen_groups.clear();
+        while (static_cast<int>(chosen_groups.size()) < spec.topk_groups) {
+          const int gr = sample_cdf(group_cdf, uniform01(g));
+          if (std::find(chosen_groups.begin(), chosen_groups.end(), gr) == chosen_groups.end())
+            chosen_groups.push_back(gr);
+        }
+      }
+      while (static_cast<int>(chosen.size()) < top_k) { // top_k distinct experts (in the chosen groups): redraw
+        const int e = sample_cdf(cdf, uniform01(g));
+        if (pop[e] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end() &&
+            (!grouped || std::find(chosen_groups.begin(), chosen_groups.end(), e / group_size) != chosen_groups.end()))
+          chosen.push_back(e);
+      }
+      for (int e : chosen) {
+        const auto& reps = placement.replicas_rank[e];
+        const auto k     = static_cast<std::size_t>(next_replica[e]++ % static_cast<long>(reps.size()));
+        const int d      = reps[k];
+        ++replica_rows[e][k];
+        m.copies[s][d] += 1;
+        if (rank_mark[d] != token_id) {
+          rank_mark[d] = token_id;
+          m.rank_dedup[s][d] += 1;
+        }
+        if (node_mark[d / gpus_per_node] != token_id) {
+          node_mark[d / gpus_per_node] = token_id;
+          m.node_dedup[s][d / gpus_per_node] += 1;
+        }
+      }
+    }
+  for (int s = 0; s < ep; ++s)
+    for (int d = 0; d < ep; ++d)
+      m.expert_rows[d] += m.copies[s][d];
+  for (int e = 0; e < num_experts; ++e)
+    for (std::size_t k = 0; k < replica_rows[e].size(); ++k)
+      if (replica_rows[e][k] > 0)
+        ++m.active_experts[placement.replicas_rank[e][k]];
+  return m;
+}
+
+} // namespace dbosim::models

@@ -1,0 +1,67 @@
+/* dbosim — expert routing and placement across the EP group (pure, deterministic): which rank each token's top-k
+ * expert copies land on, drawn from the scenario seed with a hand-written sampler (no std::*_distribution, whose
+ * algorithms are implementation-defined), and placed contiguously or with EPLB-style redundant replicas. */
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dbosim::models {
+
+/** @brief How tokens pick experts. */
+enum class RoutingDist {
+  balanced,  ///< expected-value routing: every rank sends top_k·tokens/ep copies to every rank (all ranks symmetric)
+  uniform,   ///< each token draws top_k distinct experts uniformly
+  zipf,      ///< expert popularity ∝ 1/(rank+1)^alpha over a seed-permuted expert order
+  histogram, ///< expert popularity ∝ the given weights
+};
+std::string routing_dist_name(RoutingDist d);
+
+enum class Placement {
+  contiguous, ///< expert e on rank e / (experts/ep), no replica
+  eplb,       ///< DeepSeek EPLB: hot experts get redundant replicas, replicas packed to balance expected load
+};
+std::string placement_name(Placement p);
+
+struct RoutingSpec {
+  RoutingDist dist  = RoutingDist::balanced;
+  double zipf_alpha = 1.0;
+  std::vector<double> histogram; ///< one weight per routed expert (RoutingDist::histogram)
+  Placement placement   = Placement::contiguous;
+  int redundant_experts = 0; ///< EPLB: extra replica slots over the EP group (a multiple of ep)
+  /** Group-limited routing (DeepSeek-V3 topk_group; DeepEP's tests): experts split into `groups` contiguous groups,
+   *  a token first picks `topk_groups` groups by weight, then its top_k experts inside them. 0 = off. */
+  int groups         = 0;
+  int topk_groups    = 0;
+  std::uint64_t seed = 0;
+};
+
+/** @brief Where replicas of each expert live. */
+struct ExpertPlacement {
+  std::vector<std::vector<int>> replicas_rank; ///< per logical expert: ranks holding a replica (>= 1)
+  std::vector<int> slots_per_rank;             ///< replicas each rank holds
+};
+
+/** @brief One micro-batch's routing over the EP group: per-rank-pair traffic, as doubles so that the balanced
+ *  (expected-value) routing can be fractional. Indices: [src][dst]. */
+struct RoutingMatrix {
+  int ep = 0;
+  std::vector<std::vector<double>> copies;     ///< token-expert copies src -> dst (DeepEP low-latency: one per expert)
+  std::vector<std::vector<double>> rank_dedup; ///< distinct (token, dst rank) pairs (high-throughput, NCCL)
+  std::vector<std::vector<double>> node_dedup; ///< [src][dst node]: distinct (token, node) pairs (HT internode RDMA)
+  std::vector<double> expert_rows;             ///< per rank: token copies its experts compute (column sums of copies)
+  std::vector<int> active_experts;             ///< per rank: local replicas receiving >= 1 copy (balanced: all)
+};
+
+/** @brief Expected load share of each logical expert (sums to 1). */
+std::vector<double> expert_popularity(const RoutingSpec& spec, int num_experts);
+
+/** @brief Replica placement for `ep` ranks. @throws std::invalid_argument when the slots do not divide over ep. */
+ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep);
+
+/** @brief Routes `tokens` tokens on each of `ep` ranks (top_k experts each); `gpus_per_node` groups ranks into nodes.
+ *  `stream` separates independent draws (e.g. micro-batch index) under one seed. */
+RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
+                           int ep, int gpus_per_node, int tokens, std::uint64_t stream = 0);
+
+} // namespace dbosim::models

@@ -1,0 +1,30 @@
+/* dbosim — one cluster scenario end to end: network facts, ClusterPlan, one schedule per rank class, ClusterEngine,
+ * metrics. One simulation per process (SimGrid). */
+#pragma once
+#include "config/Scenario.hpp"
+#include "sim/ClusterEngine.hpp"
+#include "sim/ClusterPlan.hpp"
+#include "sim/ClusterPlanBuilder.hpp"
+#include "sim/ClusterSummary.hpp"
+#include "sim/StepPlanBuilder.hpp"
+
+#include <vector>
+
+namespace dbosim::sim {
+
+struct ClusterRun {
+  ClusterPlan plan;
+  std::vector<Schedule> scheds; ///< one per rank class
+  ClusterTimeline timeline;
+  ClusterMetrics metrics;
+  double engine_wall_s = 0; ///< wall time of ClusterEngine::run alone
+};
+
+/** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
+models::NetworkFacts scenario_network_facts(const Scenario& sc);
+
+/** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. */
+ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt = {}, int steps = 1,
+                       const std::vector<std::string>& simgrid_args = {});
+
+} // namespace dbosim::sim

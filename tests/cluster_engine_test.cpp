@@ -1,0 +1,111 @@
+/* dbosim tests — ClusterEngine: collectives couple the rank classes (a collective ends when its slowest participant
+ * does), and identical ranks replay exactly as the single-rank TimelineEngine. One simulation per process: a second
+ * one runs in a forked child. */
+#include "sim/ClusterEngine.hpp"
+#include "sim/ScheduleRegistry.hpp"
+#include "sim/SyntheticPlan.hpp"
+#include "sim/TimelineEngine.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+using namespace dbosim;
+using namespace dbosim::sim;
+
+namespace {
+
+LayerDurations rank_a()
+{
+  LayerDurations d;
+  d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 5, d.c_us = 50;
+  return d;
+}
+
+LayerDurations rank_b()
+{
+  LayerDurations d = rank_a();
+  d.d_us = 60, d.mlp_us = 70, d.c_us = 10;
+  return d;
+}
+
+/** The single-rank engine's step time, in a forked child (a fresh SimGrid). */
+double single_rank_step_in_child(const StepPlan& plan)
+{
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    double us = -1;
+    try {
+      Schedule s = build_schedule(plan);
+      TimelineEngine e(s, plan);
+      us = e.run(2).step_time();
+    } catch (...) {
+    }
+    const bool ok = write(fds[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  double us     = -1;
+  const bool ok = read(fds[0], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(ok);
+  return us;
+}
+
+} // namespace
+
+TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does (serial, closed form)",
+          "[quick][cluster]")
+{
+  std::vector<StepPlan> plans = {synthetic_plan("serial", 1, 0, 1, rank_a()),
+                                 synthetic_plan("serial", 1, 0, 1, rank_b())};
+  std::vector<Schedule> scheds;
+  for (const StepPlan& p : plans)
+    scheds.push_back(build_schedule(p));
+  ClusterEngine engine(scheds, plans);
+  ClusterTimeline tl = engine.run();
+  // Serial on one stream: A0 A1 D MLP S C. D ends for both at a0 + a1 + max(D); C at max over ranks of
+  // (D end + MLP + S + C).
+  const LayerDurations a = rank_a(), b = rank_b();
+  const double d_end = a.a0_us + a.a1_us + std::max(a.d_us, b.d_us);
+  const double c_end = std::max(d_end + a.mlp_us + a.s_us + a.c_us, d_end + b.mlp_us + b.s_us + b.c_us);
+  CHECK(tl.step_time() == Approx(c_end).epsilon(1e-9));
+  for (const Timeline& t : tl.classes) {
+    for (std::size_t v = 0; v < scheds[0].num_ops(); ++v) {
+      const OpKind k = scheds[0].graph[v].kind;
+      if (k == OpKind::D)
+        CHECK(t.ops[v].end_us == Approx(d_end).epsilon(1e-9));
+      if (k == OpKind::C)
+        CHECK(t.ops[v].end_us == Approx(c_end).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("cluster::engine: identical rank classes replay as the single-rank engine (DBO, 2 steps)", "[quick][cluster]")
+{
+  LayerDurations d        = rank_a();
+  d.dense_mlp_us          = 25;
+  d.kernels_per_op        = 3;
+  StepPlan plan           = synthetic_plan("dbo", 6, 2, 2, d);
+  plan.host.launch_cpu_us = 4; // eager host costs too
+  plan.host.event_us      = 1;
+  plan.host.handoff_us    = 1;
+  plan.host.kernel_gap_us = 1;
+  const double single     = single_rank_step_in_child(plan);
+  std::vector<StepPlan> plans(3, plan);
+  std::vector<Schedule> scheds;
+  for (const StepPlan& p : plans)
+    scheds.push_back(build_schedule(p));
+  ClusterEngine engine(scheds, plans);
+  ClusterTimeline tl = engine.run(2);
+  CHECK(tl.step_time() == Approx(single).epsilon(1e-12));
+}
