@@ -169,7 +169,7 @@ void host_loop(RankState* st)
   }
 }
 
-void prepare(RankState& st, const TimelineEngine& costs)
+void prepare(RankState& st, const TimelineEngine& costs, const std::vector<double>& stream_us)
 {
   const OpGraph& g    = st.sched->graph;
   const std::size_t n = st.sched->num_ops();
@@ -191,8 +191,7 @@ void prepare(RankState& st, const TimelineEngine& costs)
         st.cross_consumers[v].push_back(boost::target(*e, g));
         ++st.initial_pending[boost::target(*e, g)];
       }
-    double d = is_comm_kind(op.kind) || !partition ? op.duration_us : op.partitioned_duration_us;
-    d += op.kernels * st.plan->host.kernel_gap_us;
+    const double d = stream_us[v];
     if (is_comm_kind(op.kind)) {
       st.fabric_work[v] = d;
       if (gp.comm_uses_sms) {
@@ -212,14 +211,24 @@ void prepare(RankState& st, const TimelineEngine& costs)
 
 } // namespace
 
-ClusterEngine::ClusterEngine(const std::vector<Schedule>& scheds, const std::vector<StepPlan>& plans)
-    : scheds_(scheds), plans_(plans)
+ClusterEngine::ClusterEngine(const Schedule& sched, const std::vector<StepPlan>& plans) : sched_(sched), plans_(plans)
 {
-  if (scheds.empty() || scheds.size() != plans.size())
-    throw InternalError("ClusterEngine: one schedule and one plan per rank class, at least one");
-  for (const Schedule& s : scheds)
-    if (s.num_ops() != scheds[0].num_ops() || s.issue_order != scheds[0].issue_order)
-      throw InternalError("ClusterEngine: rank classes must share one schedule shape");
+  if (plans.empty())
+    throw InternalError("ClusterEngine: at least one rank class");
+  for (const StepPlan& p : plans) {
+    std::vector<double> stream_us(sched.num_ops());
+    const bool partition = p.gpu.comm_sms > 0;
+    for (OpVertex v = 0; v < sched.num_ops(); ++v) {
+      const Op& op = sched.graph[v];
+      const OpSpec* spec =
+          op.ubatch < p.num_ubatches() ? p.ubatches[op.ubatch].find(p.moe_layer(op.layer), op.kind) : nullptr;
+      if (!spec || p.num_layers != sched.num_layers)
+        throw InternalError("ClusterEngine: a rank class's plan lacks an op of the schedule");
+      stream_us[v] = (is_comm_kind(op.kind) || !partition ? spec->duration_us : spec->partitioned_duration_us) +
+                     spec->kernels * p.host.kernel_gap_us;
+    }
+    stream_us_.push_back(std::move(stream_us));
+  }
 }
 
 ClusterTimeline ClusterEngine::run(int steps, const std::vector<std::string>& simgrid_args)
@@ -239,8 +248,8 @@ ClusterTimeline ClusterEngine::run(int steps, const std::vector<std::string>& si
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  const std::size_t k = scheds_.size();
-  const std::size_t n = scheds_[0].num_ops();
+  const std::size_t k = plans_.size();
+  const std::size_t n = sched_.num_ops();
   Collectives coll;
   coll.classes = static_cast<int>(k);
   coll.arrived.assign(n, 0);
@@ -252,15 +261,15 @@ ClusterTimeline ClusterEngine::run(int steps, const std::vector<std::string>& si
   for (std::size_t c = 0; c < k; ++c) {
     auto st    = std::make_unique<RankState>();
     st->id     = static_cast<int>(c);
-    st->sched  = &scheds_[c];
+    st->sched  = &sched_;
     st->plan   = &plans_[c];
     st->coll   = &coll;
     st->steps  = steps;
     st->gpu    = zone->create_host(fmt::format("gpu{}", c), plans_[c].gpu.sm_count * units_per_s);
     st->fabric = zone->create_host(fmt::format("fabric{}", c), units_per_s);
     cpus.push_back(zone->create_host(fmt::format("cpu{}", c), units_per_s));
-    TimelineEngine costs(scheds_[c], plans_[c]);
-    prepare(*st, costs);
+    TimelineEngine costs(sched_, plans_[c]);
+    prepare(*st, costs, stream_us_[c]);
     ranks.push_back(std::move(st));
   }
   zone->seal();

@@ -22,16 +22,29 @@ struct ClusterTimeline {
 
 class ClusterEngine {
 public:
-  /** @brief One schedule and plan per rank class (same DAG shape, own durations); all must outlive the engine.
-   *  @throws InternalError when the schedules differ in shape. */
-  ClusterEngine(const std::vector<Schedule>& scheds, const std::vector<StepPlan>& plans);
+  /** @brief One schedule (the DAG every rank runs, built from any class's plan) and one plan per rank class (its op
+   *  durations are read from the plan); both must outlive the engine.
+   *  @throws InternalError when a plan lacks one of the schedule's ops. */
+  ClusterEngine(const Schedule& sched, const std::vector<StepPlan>& plans);
 
-  /** @brief Simulates `steps` back-to-back steps; see TimelineEngine::run. */
+  /** @brief Simulates `steps` back-to-back steps on SimGrid; see TimelineEngine::run. */
   ClusterTimeline run(int steps = 1, const std::vector<std::string>& simgrid_args = {});
 
+  /** @brief True when no two activities of a rank ever share a resource — comm kernels hold no SMs and the host
+   *  never blocks on a stream (no host_sync_after_comm) — so every op runs for exactly its duration and the
+   *  timeline is the max-plus recursion start = max(issue, stream predecessor's end, producers' ends), a
+   *  collective's end = max over ranks of (start + own duration). Then replay() gives SimGrid's timeline exactly. */
+  bool exact_replay_applies() const;
+
+  /** @brief The max-plus replay (no SimGrid, callable any number of times); InternalError unless
+   *  exact_replay_applies(). Same semantics and records as run(). */
+  ClusterTimeline replay(int steps = 1) const;
+
 private:
-  const std::vector<Schedule>& scheds_;
+  const Schedule& sched_;
   const std::vector<StepPlan>& plans_;
+  /** Per class and vertex: the op's duration on its stream (partitioned when an SM partition holds, plus kernel gaps). */
+  std::vector<std::vector<double>> stream_us_;
 };
 
 } // namespace dbosim::sim

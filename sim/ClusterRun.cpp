@@ -13,15 +13,15 @@ models::NetworkFacts scenario_network_facts(const Scenario& sc)
 }
 
 ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
-                       const std::vector<std::string>& simgrid_args)
+                       const std::vector<std::string>& simgrid_args, bool force_simgrid)
 {
   ClusterRun out;
   out.plan = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc), opt);
-  for (const StepPlan& p : out.plan.classes)
-    out.scheds.push_back(build_schedule(p));
-  ClusterEngine engine(out.scheds, out.plan.classes);
+  out.sched = build_schedule(out.plan.classes.at(0));
+  ClusterEngine engine(out.sched, out.plan.classes);
   const auto t0     = std::chrono::steady_clock::now();
-  out.timeline      = engine.run(steps, simgrid_args);
+  out.simgrid       = force_simgrid || !engine.exact_replay_applies();
+  out.timeline      = out.simgrid ? engine.run(steps, simgrid_args) : engine.replay(steps);
   out.engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.metrics       = cluster_metrics(out.plan, out.timeline);
   return out;

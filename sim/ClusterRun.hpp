@@ -14,17 +14,19 @@ namespace dbosim::sim {
 
 struct ClusterRun {
   ClusterPlan plan;
-  std::vector<Schedule> scheds; ///< one per rank class
+  Schedule sched; ///< the DAG every rank runs
   ClusterTimeline timeline;
   ClusterMetrics metrics;
-  double engine_wall_s = 0; ///< wall time of ClusterEngine::run alone
+  double engine_wall_s = 0;    ///< wall time of the replay alone
+  bool simgrid         = true; ///< replayed on SimGrid (false: the exact max-plus replay)
 };
 
 /** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
 models::NetworkFacts scenario_network_facts(const Scenario& sc);
 
-/** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. */
+/** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. Uses the exact max-plus replay
+ *  when ClusterEngine::exact_replay_applies() unless `force_simgrid`; else SimGrid (one simulation per process). */
 ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt = {}, int steps = 1,
-                       const std::vector<std::string>& simgrid_args = {});
+                       const std::vector<std::string>& simgrid_args = {}, bool force_simgrid = false);
 
 } // namespace dbosim::sim

@@ -77,13 +77,13 @@ std::string cluster_summary_text(const ClusterPlan& plan, const ClusterMetrics& 
   return out;
 }
 
-nlohmann::json cluster_trace(const std::vector<Schedule>& scheds, const ClusterPlan& plan, const ClusterTimeline& tl)
+nlohmann::json cluster_trace(const Schedule& sched, const ClusterPlan& plan, const ClusterTimeline& tl)
 {
   nlohmann::json events = nlohmann::json::array();
   long flow_offset      = 0;
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     const int c        = plan.ranks[r].rank_class;
-    nlohmann::json one = chrome_trace(scheds[c], plan.classes[c], tl.classes[c]);
+    nlohmann::json one = chrome_trace(sched, plan.classes[c], tl.classes[c]);
     long max_id        = 0;
     for (nlohmann::json& e : one["traceEvents"]) {
       e["pid"] = static_cast<int>(r);

@@ -36,7 +36,8 @@ nlohmann::ordered_json cluster_summary_json(const ClusterPlan& plan, const Clust
 /** @brief Printed form of the cluster figures. */
 std::string cluster_summary_text(const ClusterPlan& plan, const ClusterMetrics& m);
 
-/** @brief One Chrome-trace process per rank (named "rank R (class C)"), each with TraceWriter's tracks. */
-nlohmann::json cluster_trace(const std::vector<Schedule>& scheds, const ClusterPlan& plan, const ClusterTimeline& tl);
+/** @brief One Chrome-trace process per rank (named "rank R (class C)"), each with TraceWriter's tracks; `sched` is
+ *  the DAG every rank runs. */
+nlohmann::json cluster_trace(const Schedule& sched, const ClusterPlan& plan, const ClusterTimeline& tl);
 
 } // namespace dbosim::sim

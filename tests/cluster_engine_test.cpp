@@ -68,10 +68,8 @@ TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does 
 {
   std::vector<StepPlan> plans = {synthetic_plan("serial", 1, 0, 1, rank_a()),
                                  synthetic_plan("serial", 1, 0, 1, rank_b())};
-  std::vector<Schedule> scheds;
-  for (const StepPlan& p : plans)
-    scheds.push_back(build_schedule(p));
-  ClusterEngine engine(scheds, plans);
+  Schedule sched = build_schedule(plans[0]); // every rank class runs this DAG
+  ClusterEngine engine(sched, plans);
   ClusterTimeline tl = engine.run();
   // Serial on one stream: A0 A1 D MLP S C. D ends for both at a0 + a1 + max(D); C at max over ranks of
   // (D end + MLP + S + C).
@@ -80,8 +78,8 @@ TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does 
   const double c_end = std::max(d_end + a.mlp_us + a.s_us + a.c_us, d_end + b.mlp_us + b.s_us + b.c_us);
   CHECK(tl.step_time() == Approx(c_end).epsilon(1e-9));
   for (const Timeline& t : tl.classes) {
-    for (std::size_t v = 0; v < scheds[0].num_ops(); ++v) {
-      const OpKind k = scheds[0].graph[v].kind;
+    for (std::size_t v = 0; v < sched.num_ops(); ++v) {
+      const OpKind k = sched.graph[v].kind;
       if (k == OpKind::D)
         CHECK(t.ops[v].end_us == Approx(d_end).epsilon(1e-9));
       if (k == OpKind::C)
@@ -102,10 +100,41 @@ TEST_CASE("cluster::engine: identical rank classes replay as the single-rank eng
   plan.host.kernel_gap_us = 1;
   const double single     = single_rank_step_in_child(plan);
   std::vector<StepPlan> plans(3, plan);
-  std::vector<Schedule> scheds;
-  for (const StepPlan& p : plans)
-    scheds.push_back(build_schedule(p));
-  ClusterEngine engine(scheds, plans);
+  Schedule sched = build_schedule(plans[0]); // every rank class runs this DAG
+  ClusterEngine engine(sched, plans);
   ClusterTimeline tl = engine.run(2);
   CHECK(tl.step_time() == Approx(single).epsilon(1e-12));
+}
+
+TEST_CASE("cluster::engine: the max-plus replay equals the SimGrid run (DBO, 4 distinct ranks, 2 steps)",
+          "[quick][cluster]")
+{
+  std::vector<StepPlan> plans;
+  for (int r = 0; r < 4; ++r) {
+    LayerDurations d = r % 2 ? rank_b() : rank_a();
+    d.mlp_us += 7 * r;
+    d.dense_mlp_us   = 25;
+    d.kernels_per_op = 2;
+    StepPlan p       = synthetic_plan("dbo", 5, 1, 2, d);
+    p.host.launch_cpu_us = 3;
+    p.host.event_us      = 1;
+    p.host.handoff_us    = 1;
+    p.host.kernel_gap_us = 0.5;
+    p.gpu.comm_sms       = r == 3 ? 20 : 0; // a partition without SM-resident comm still shares nothing
+    plans.push_back(p);
+  }
+  Schedule sched = build_schedule(plans[0]); // every rank class runs this DAG
+  ClusterEngine engine(sched, plans);
+  REQUIRE(engine.exact_replay_applies());
+  const ClusterTimeline fast = engine.replay(2);
+  const ClusterTimeline sim  = engine.run(2);
+  REQUIRE(fast.step_time_us.size() == sim.step_time_us.size());
+  for (std::size_t s = 0; s < sim.step_time_us.size(); ++s)
+    CHECK(fast.step_time_us[s] == Approx(sim.step_time_us[s]).epsilon(1e-9));
+  for (std::size_t c = 0; c < plans.size(); ++c)
+    for (std::size_t v = 0; v < sched.num_ops(); ++v) {
+      CHECK(fast.classes[c].ops[v].issue_us == Approx(sim.classes[c].ops[v].issue_us).margin(1e-6));
+      CHECK(fast.classes[c].ops[v].start_us == Approx(sim.classes[c].ops[v].start_us).margin(1e-6));
+      CHECK(fast.classes[c].ops[v].end_us == Approx(sim.classes[c].ops[v].end_us).margin(1e-6));
+    }
 }
