@@ -46,9 +46,10 @@ Timing single_rank(const StepPlan& plan, int steps)
     const auto t0         = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     e.run(steps);
-    t.wall_ms_per_step = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
-    t.cpu_ms_per_step  = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
-    const bool ok      = write(fds[1], &t, sizeof t) == static_cast<ssize_t>(sizeof t);
+    t.wall_ms_per_step =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
+    t.cpu_ms_per_step = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
+    const bool ok     = write(fds[1], &t, sizeof t) == static_cast<ssize_t>(sizeof t);
     _exit(ok ? 0 : 1);
   }
   close(fds[1]);
@@ -65,14 +66,16 @@ Timing single_rank(const StepPlan& plan, int steps)
 
 int main(int argc, char** argv)
 {
-  const std::string path = argc > 1 ? argv[1] : std::string(DBOSIM_SOURCE_DIR) + "/scenarios/dsv3_decode_ep256_h800.yaml";
-  const int steps        = argc > 2 ? std::stoi(argv[2]) : 5;
-  Scenario sc            = load_scenario(path);
+  const std::string path =
+      argc > 1 ? argv[1] : std::string(DBOSIM_SOURCE_DIR) + "/scenarios/dsv3_decode_ep256_h800.yaml";
+  const int steps = argc > 2 ? std::stoi(argv[2]) : 5;
+  Scenario sc     = load_scenario(path);
 
-  const auto p0 = std::chrono::steady_clock::now();
+  const auto p0    = std::chrono::steady_clock::now();
   ClusterPlan plan = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc));
-  const double cluster_plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
-  Schedule sched = build_schedule(plan.classes[0]); // every rank class runs this DAG
+  const double cluster_plan_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+  Schedule sched       = build_schedule(plan.classes[0]); // every rank class runs this DAG
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
 
   const Timing one = single_rank(plan.classes[0], steps);
@@ -85,8 +88,8 @@ int main(int argc, char** argv)
       const auto r0         = std::chrono::steady_clock::now();
       const std::clock_t q0 = std::clock();
       engine.replay(steps);
-      best_wall = std::min(best_wall,
-                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count() / steps);
+      best_wall = std::min(
+          best_wall, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r0).count() / steps);
       best_cpu = std::min(best_cpu, 1e3 * static_cast<double>(std::clock() - q0) / CLOCKS_PER_SEC / steps);
     }
     replay_cpu = best_cpu;
@@ -97,9 +100,9 @@ int main(int argc, char** argv)
   const auto t0         = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
   ClusterTimeline tl    = engine.run(steps);
-  const double wall     = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
-  const double cpu      = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
-  ClusterMetrics m      = cluster_metrics(plan, tl);
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
+  const double cpu  = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
+  ClusterMetrics m  = cluster_metrics(plan, tl);
 
   fmt::print("scenario {}: EP {}, {} layers, {} ops per rank, {} rank classes simulated, {} steps\n", sc.name, plan.ep,
              plan.classes[0].num_layers, sched.num_ops(), plan.num_classes(), steps);
@@ -107,12 +110,11 @@ int main(int argc, char** argv)
              cluster_plan_ms, plan_ms - cluster_plan_ms);
   fmt::print("SimGrid cluster engine: {:.1f} ms wall, {:.1f} ms CPU per step (simulated step {:.1f} us)\n", wall, cpu,
              tl.step_time());
-  fmt::print("single-rank engine: {:.2f} ms wall, {:.2f} ms CPU per step\n", one.wall_ms_per_step,
-             one.cpu_ms_per_step);
+  fmt::print("single-rank engine: {:.2f} ms wall, {:.2f} ms CPU per step\n", one.wall_ms_per_step, one.cpu_ms_per_step);
   fmt::print("ratio to the single-rank step (CPU): SimGrid cluster {:.0f}x", cpu / one.cpu_ms_per_step);
   if (replay_cpu > 0)
-    fmt::print(", max-plus replay {:.1f}x, plan + replay of one step {:.1f} ms = {:.0f}x", replay_cpu / one.cpu_ms_per_step,
-               plan_ms + replay_cpu, (plan_ms + replay_cpu) / one.cpu_ms_per_step);
+    fmt::print(", max-plus replay {:.1f}x, plan + replay of one step {:.1f} ms = {:.0f}x",
+               replay_cpu / one.cpu_ms_per_step, plan_ms + replay_cpu, (plan_ms + replay_cpu) / one.cpu_ms_per_step);
   fmt::print("\n");
   fmt::print("{}", cluster_summary_text(plan, m));
   return 0;

@@ -43,7 +43,8 @@ public:
 private:
   const Schedule& sched_;
   const std::vector<StepPlan>& plans_;
-  /** Per class and vertex: the op's duration on its stream (partitioned when an SM partition holds, plus kernel gaps). */
+  /** Per class and vertex: the op's duration on its stream (partitioned when an SM partition holds, plus kernel gaps).
+   */
   std::vector<std::vector<double>> stream_us_;
 };
 

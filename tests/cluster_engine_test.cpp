@@ -68,7 +68,7 @@ TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does 
 {
   std::vector<StepPlan> plans = {synthetic_plan("serial", 1, 0, 1, rank_a()),
                                  synthetic_plan("serial", 1, 0, 1, rank_b())};
-  Schedule sched = build_schedule(plans[0]); // every rank class runs this DAG
+  Schedule sched              = build_schedule(plans[0]); // every rank class runs this DAG
   ClusterEngine engine(sched, plans);
   ClusterTimeline tl = engine.run();
   // Serial on one stream: A0 A1 D MLP S C. D ends for both at a0 + a1 + max(D); C at max over ranks of
@@ -113,9 +113,9 @@ TEST_CASE("cluster::engine: the max-plus replay equals the SimGrid run (DBO, 4 d
   for (int r = 0; r < 4; ++r) {
     LayerDurations d = r % 2 ? rank_b() : rank_a();
     d.mlp_us += 7 * r;
-    d.dense_mlp_us   = 25;
-    d.kernels_per_op = 2;
-    StepPlan p       = synthetic_plan("dbo", 5, 1, 2, d);
+    d.dense_mlp_us       = 25;
+    d.kernels_per_op     = 2;
+    StepPlan p           = synthetic_plan("dbo", 5, 1, 2, d);
     p.host.launch_cpu_us = 3;
     p.host.event_us      = 1;
     p.host.handoff_us    = 1;
