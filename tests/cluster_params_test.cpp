@@ -1,0 +1,79 @@
+/* dbosim tests — the scenario's cluster keys: defaults, a histogram file, and clear InputErrors (file, key, valid
+ * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing. */
+#include "TempDir.hpp"
+#include "config/InputError.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "sim/ClusterPlanBuilder.hpp"
+#include "sim/ClusterRun.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <string>
+
+using namespace dbosim;
+
+namespace {
+
+std::string scenario(const std::string& cluster)
+{
+  return fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}}}\nparallel: {{dp: 16, ep: 16}}\n"
+                     "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{enable_dbo: true}}\n",
+                     cluster);
+}
+
+/** The InputError building the cluster plan of `yaml` throws (fails the test if none). */
+InputError plan_error(const test::TempDir& dir, const std::string& yaml)
+{
+  Scenario sc = load_scenario(dir.write("s.yaml", yaml));
+  try {
+    sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("no InputError");
+  return InputError("", 0, 0, "", "");
+}
+
+} // namespace
+
+TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the key", "[quick][cluster]")
+{
+  test::TempDir dir;
+  Scenario def = load_scenario(dir.write("d.yaml", scenario("nodes: 2")));
+  CHECK(def.cluster.routing.dist == models::RoutingDist::balanced);
+  CHECK(def.cluster.routing.placement == models::Placement::contiguous);
+  CHECK(def.cluster.oversubscription == 1.0);
+  CHECK(def.cluster.a2a_mode == A2aMode::analytic);
+
+  std::string weights;
+  for (int e = 0; e < 256; ++e)
+    weights += fmt::format("{}{}", e ? ", " : "", e < 8 ? 50 : 1);
+  dir.write("hist.yaml", fmt::format("weights: [{}]\nsource: \"test: 8 hot experts\"\n", weights));
+  Scenario hist =
+      load_scenario(dir.write("h.yaml", scenario("nodes: 2, routing: histogram, routing_histogram: hist.yaml")));
+  REQUIRE(hist.cluster.routing.histogram.size() == 256);
+  sim::ClusterPlan plan =
+      sim::build_cluster_plan(hist, sim::model_cost_source(hist), sim::scenario_network_facts(hist));
+  double max_rows = 0, min_rows = 1e300;
+  for (const sim::RankLoad& l : plan.ranks) {
+    max_rows = std::max(max_rows, l.expert_rows);
+    min_rows = std::min(min_rows, l.expert_rows);
+  }
+  CHECK(max_rows > 4 * min_rows); // the 8 hot experts sit on rank 0 (contiguous placement)
+
+  try {
+    load_scenario(dir.write("b.yaml", scenario("nodes: 2, routing: gaussian")));
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "cluster.routing");
+    CHECK(std::string(e.what()).find("balanced, uniform, zipf, histogram") != std::string::npos);
+  }
+  dir.write("short.yaml", "weights: [1, 2, 3]\nsource: \"test\"\n");
+  CHECK(plan_error(dir, scenario("nodes: 2, routing: histogram, routing_histogram: short.yaml")).key() ==
+        "cluster.routing");
+  CHECK(plan_error(dir, scenario("nodes: 2, redundant_experts: 16")).key() == "cluster.placement");
+  CHECK(plan_error(dir, scenario("nodes: 2, placement: eplb, redundant_experts: 5")).key() ==
+        "cluster.redundant_experts");
+  CHECK_THROWS_AS(load_scenario(dir.write("n.yaml", scenario("nodes: 1"))), InputError); // the loader: dp = GPUs
+}
