@@ -1,5 +1,5 @@
-/* dbosim — the scenario keys of the cluster section (issue 5): network facts, fat-tree oversubscription, how the
- * all-to-all runs on the platform, expert routing and placement. Declared with config/ParamHelpers. */
+/* dbosim — the scenario keys of the cluster section (issue 5): network facts, fat-tree oversubscription, expert
+ * routing and placement. Declared with config/ParamHelpers. */
 #include "config/ParamHelpers.hpp"
 #include "config/YamlMap.hpp"
 
@@ -45,13 +45,6 @@ void add_cluster_params(std::vector<ParamDecl>& p)
       "cluster.oversubscription", "ratio", 1.0, 1.0, 64.0,
       "Fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)",
       [](Scenario & s) -> auto& { return s.cluster.oversubscription; }));
-  p.push_back(enum_param<A2aMode>(
-      "cluster.a2a_mode",
-      {{"analytic", A2aMode::analytic}, {"aggregated", A2aMode::aggregated}, {"per_flow", A2aMode::per_flow}},
-      A2aMode::analytic,
-      "All-to-all on the platform: per-rank analytic completion, one flow per (rank, "
-      "node), or one flow per rank pair (small EP only)",
-      [](Scenario & s) -> auto& { return s.cluster.a2a_mode; }));
   p.push_back(enum_param<RoutingDist>(
       "cluster.routing",
       {{"balanced", RoutingDist::balanced},

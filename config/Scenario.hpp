@@ -12,19 +12,11 @@ namespace dbosim {
 
 enum class CudaGraphMode { full, piecewise, none };
 
-/** @brief How the dispatch/combine traffic is executed on the SimGrid platform (sim/ClusterPlatform). */
-enum class A2aMode {
-  analytic,   ///< per-rank completion from models/All2AllModel (the engine's collectives)
-  aggregated, ///< one flow per (source rank, destination node) over the platform's links
-  per_flow,   ///< one flow per rank pair (validation; quadratic, small EP only)
-};
-
 struct ClusterConfig {
   int nodes         = 1;
   int gpus_per_node = 8;
   std::string network;             ///< network facts (hwprofiles/network/<name>.yaml); empty = the profile's name
   double oversubscription = 1.0;   ///< fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)
-  A2aMode a2a_mode        = A2aMode::analytic;
   models::RoutingSpec routing;     ///< expert routing and placement (seed copied from Scenario::seed)
   std::string routing_histogram;   ///< the file the histogram weights came from (RoutingDist::histogram)
 };

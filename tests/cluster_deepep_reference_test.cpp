@@ -101,7 +101,7 @@ int check_a2(Fixture& f, const std::vector<std::array<double, 3>>& ref)
 
 // reference-numbers.md A2 (DeepEP README, tests with num_sms=24): 4096 tokens, top-8, 4 top groups, 256 experts;
 // {ep, dispatch GB/s, combine GB/s}.
-TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2 EP8, EP64) within 15%", "[quick][cluster]")
+TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2 EP8, EP64) within 15%", "[slow][cluster]")
 {
   Fixture f;
   CHECK(check_a2(f, {{8, 153, 158}, {64, 51, 50}}) == 0);
@@ -111,7 +111,7 @@ TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2 EP8, EP64) with
 // node) and EP32 combine +15.4%. Kept failing-visible (the table and the failed checks print) but not gating the
 // suite: [!mayfail]. See the cluster report.
 TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2 EP16, EP32) known outside 15%",
-          "[quick][cluster][!mayfail]")
+          "[slow][cluster][!mayfail]")
 {
   Fixture f;
   CHECK(check_a2(f, {{16, 43, 43}, {32, 58, 57}}) == 0);

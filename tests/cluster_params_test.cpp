@@ -44,7 +44,6 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
   CHECK(def.cluster.routing.dist == models::RoutingDist::balanced);
   CHECK(def.cluster.routing.placement == models::Placement::contiguous);
   CHECK(def.cluster.oversubscription == 1.0);
-  CHECK(def.cluster.a2a_mode == A2aMode::analytic);
 
   std::string weights;
   for (int e = 0; e < 256; ++e)
