@@ -5,6 +5,7 @@
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/StepPlanBuilder.hpp"
+#include "sim/ClusterRun.hpp"
 #include "sim/Summary.hpp"
 #include "sim/TimelineEngine.hpp"
 #include "sim/TraceWriter.hpp"
@@ -24,12 +25,33 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+/** Every rank simulated (sim/ClusterRun) when routing is drawn: ranks then differ. Balanced routing makes every
+ *  rank identical, and the single-rank engine is that exact shortcut. */
+bool every_rank(const Scenario& s) { return s.cluster.routing.dist != models::RoutingDist::balanced; }
+
+json simulate_cluster(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt,
+                      const sim::PlanOptions& popt, bool print, bool write_summary)
+{
+  const sim::ClusterRun run = sim::run_cluster(s, popt, 1, opt.simgrid_args);
+  json summary;
+  summary["step_time_us"] = run.metrics.step_time_us;
+  summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
+  write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
+  if (write_summary)
+    write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
+  if (print)
+    fmt::print("{}wrote {}/trace.json\n", sim::cluster_summary_text(run.plan, run.metrics), out_dir);
+  return summary;
+}
+
 /** One simulation: plan, schedule, replay, metrics; writes summary.json (when asked) and trace.json. */
 json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt, bool print,
               bool write_summary)
 {
   sim::PlanOptions popt;
   popt.schedule             = opt.schedule;
+  if (every_rank(s))
+    return simulate_cluster(s, out_dir, opt, popt, print, write_summary);
   const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
