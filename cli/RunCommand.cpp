@@ -1,6 +1,7 @@
 #include "cli/Commands.hpp"
 #include "cli/CostReport.hpp"
 #include "cli/EngineRun.hpp"
+#include "cli/ServingCommand.hpp"
 #include "config/AtomicFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
@@ -17,6 +18,8 @@ int run_command(const RunOptions& opt)
     return 0;
   }
   const Scenario s      = load_scenario(opt.scenario);
+  if (has_serving_workload(s))
+    return serving_command(s, opt.out_dir);
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
   if (!opt.explain.empty())

@@ -1,5 +1,6 @@
 /* dbosim — command-line entry point. Exit codes: 0 success, 2 bad input, 1 internal error. */
 #include "cli/Commands.hpp"
+#include "cli/ServingCommand.hpp"
 #include "config/InputError.hpp"
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,11 @@ int main(int argc, char** argv)
   run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
+  cli::SweepOptions sweep_opt;
+  CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section, one process each");
+  sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
+  sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
+  sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)");
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 
@@ -44,6 +50,8 @@ int main(int argc, char** argv)
       }
       return cli::run_command(run_opt);
     }
+    if (sweep->parsed())
+      return cli::sweep_command(sweep_opt);
     if (models->parsed())
       return cli::models_command();
     if (hw->parsed())

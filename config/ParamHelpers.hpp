@@ -84,3 +84,8 @@ ParamDecl string_param(std::string key, std::string def, std::string valid, std:
 }
 
 } // namespace dbosim::params
+
+namespace dbosim {
+/** @brief The serving keys (workload.num_prompts..., scheduler.*, serving.*, sweep): config/ServingParams.cpp. */
+void add_serving_params(std::vector<ParamDecl>& p);
+} // namespace dbosim

@@ -42,6 +42,40 @@ struct ExecutionConfig {
   bool host_sync_after_comm = false; ///< ROCm DeepEP high-throughput quirk: host synchronize after D and C
 };
 
+/** @brief A serving workload, named as `vllm bench serve` names its options (workload.* keys). num_prompts 0 keeps
+ *  the single-step `dbosim run`. */
+struct RequestWorkload {
+  int num_prompts           = 0;   ///< requests to send; 0: no serving run
+  int max_concurrency       = 0;   ///< client-side cap on requests in flight; 0: unlimited
+  double request_rate       = 0;   ///< requests/s; 0: all at t = 0 (vLLM's inf)
+  double burstiness         = 1;   ///< gamma shape of inter-arrival times (1 = Poisson)
+  int random_input_len      = 1024; ///< prompt tokens (centre of the uniform range)
+  int random_output_len     = 128;  ///< output tokens (centre of the uniform range)
+  double random_range_ratio = 0;    ///< lengths uniform in [len (1 - r), len (1 + r)]
+  std::string trace;               ///< CSV trace (arrival_s,input_len,output_len); overrides the random draws
+};
+
+/** @brief vLLM V1 scheduler and KV-cache knobs (scheduler.* keys), same names and defaults where vLLM has them. */
+struct SchedulerConfig {
+  int max_num_seqs            = 256;
+  int max_num_batched_tokens  = 8192;
+  bool enable_chunked_prefill = true;
+  bool async_scheduling       = false;
+  bool dp_least_loaded        = false; ///< assign requests to DP ranks least-loaded instead of round-robin
+  double gpu_memory_utilization = 0.9;
+  int block_size              = 16;    ///< KV-cache block size (tokens)
+  int num_gpu_blocks_override = 0;     ///< > 0: KV blocks per DP rank instead of the HBM budget
+  double scheduler_cpu_us     = 0;     ///< measured host time of one scheduler step (0: none)
+};
+
+/** @brief The serving simulation's own knobs (serving.* keys): step-time cache buckets and outputs. */
+struct ServingOptions {
+  int context_buckets_per_octave = 4; ///< KV-length buckets per power of two (geometric grid)
+  int token_buckets_per_octave   = 8; ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
+  int exact_samples              = 8; ///< shapes simulated unbucketed to measure the cache's bucket error
+  bool step_trace                = true; ///< write steps.csv
+};
+
 struct Scenario {
   std::string file;        ///< the YAML it came from
   std::string name;        ///< file stem unless `name:` is given
@@ -52,6 +86,10 @@ struct Scenario {
   WorkloadConfig workload;
   OverlapConfig overlap;
   ExecutionConfig execution;
+  RequestWorkload requests;
+  SchedulerConfig scheduler;
+  ServingOptions serving;
+  int sweep_axes     = 0; ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   std::uint64_t seed = 0;
 };
 

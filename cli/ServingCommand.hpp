@@ -1,0 +1,27 @@
+/* dbosim — `dbosim run` on a scenario with a serving workload (workload.num_prompts or workload.trace), and
+ * `dbosim sweep`: every point of a scenario's `sweep:` section in its own process, merged into one CSV. */
+#pragma once
+#include "config/Scenario.hpp"
+
+#include <string>
+
+namespace dbosim::cli {
+
+/** @brief True when the scenario asks for a serving run rather than one step. */
+bool has_serving_workload(const Scenario& s);
+
+/** @brief Runs the workload through the scheduler and the step-time cache; prints vllm-bench-serve's table and
+ *  writes out_dir/{summary.json (with a "serving" block), requests.csv, steps.csv}. Returns the exit code. */
+int serving_command(const Scenario& s, const std::string& out_dir);
+
+struct SweepOptions {
+  std::string scenario;
+  std::string out_dir = "out";
+  int jobs            = 0; ///< points at once; 0: the machine's cores
+  std::string dbosim;      ///< the program each point runs; empty: this one (/proc/self/exe)
+};
+
+/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR]`: DIR/points/NNNN/, DIR/sweep.csv, a printed table. */
+int sweep_command(const SweepOptions& opt);
+
+} // namespace dbosim::cli

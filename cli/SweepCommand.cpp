@@ -1,0 +1,270 @@
+/* dbosim sweep: every point of the `sweep:` section runs as `dbosim run` in its own process (SimGrid allows one
+ * simulation per process), at most -j at once, with a progress bar on stderr; the rows are merged in point order, so
+ * sweep.csv is byte-identical whatever -j. */
+#include "cli/ServingCommand.hpp"
+
+#include "config/AtomicFile.hpp"
+#include "config/InputError.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "config/YamlMap.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace dbosim::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+struct Axis {
+  std::vector<std::string> keys;                  ///< "parallel.ep" or zipped "parallel.ep,parallel.dp"
+  std::vector<std::vector<YAML::Node>> values;    ///< per value: one node per key
+};
+
+std::vector<Axis> read_axes(const YAML::Node& root)
+{
+  std::vector<Axis> axes;
+  for (const auto& kv : root["sweep"]) {
+    Axis a;
+    std::stringstream ss(kv.first.as<std::string>());
+    for (std::string k; std::getline(ss, k, ',');)
+      a.keys.push_back(k.substr(k.find_first_not_of(' ')));
+    for (const YAML::Node& v : kv.second) {
+      std::vector<YAML::Node> tuple;
+      if (a.keys.size() == 1)
+        tuple.push_back(v);
+      else
+        for (const YAML::Node& e : v)
+          tuple.push_back(e);
+      a.values.push_back(tuple);
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
+/** A relative model/profile/trace path in the scenario is relative to its folder; the point file lives elsewhere. */
+void absolutize(YAML::Node parent, const std::string& key, const fs::path& dir)
+{
+  if (!parent.IsMap() || !parent[key] || !parent[key].IsScalar())
+    return;
+  const std::string v = parent[key].as<std::string>();
+  const bool is_path  = v.find('/') != std::string::npos || v.ends_with(".yaml") || v.ends_with(".json") ||
+                       v.ends_with(".csv");
+  if (is_path && !fs::path(v).is_absolute())
+    parent[key] = (fs::absolute(dir) / v).lexically_normal().string();
+}
+
+std::string point_yaml(const YAML::Node& root, const std::vector<Axis>& axes, const std::vector<std::size_t>& idx,
+                       const fs::path& scenario_dir)
+{
+  YAML::Node node = YAML::Clone(root);
+  node.remove("sweep");
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (std::size_t k = 0; k < axes[a].keys.size(); ++k) {
+      const std::string& key = axes[a].keys[k];
+      const auto dot         = key.find('.');
+      if (dot == std::string::npos)
+        node[key] = axes[a].values[idx[a]][k];
+      else
+        node[key.substr(0, dot)][key.substr(dot + 1)] = axes[a].values[idx[a]][k];
+    }
+  absolutize(node, "model", scenario_dir);
+  absolutize(node, "hardware", scenario_dir);
+  if (node["workload"])
+    absolutize(node["workload"], "trace", scenario_dir);
+  YAML::Emitter out;
+  out << node;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string self_exe()
+{
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    throw InternalError("dbosim sweep: cannot find this program (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+pid_t start_point(const std::string& exe, const std::string& yaml, const std::string& dir, bool single_oracle_job)
+{
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw InternalError("dbosim sweep: fork failed");
+  if (pid == 0) {
+    const int fd = open((dir + "/log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    if (single_oracle_job)
+      setenv("DBOSIM_ORACLE_JOBS", "1", 1);
+    execl(exe.c_str(), exe.c_str(), "run", yaml.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+void progress(std::size_t done, std::size_t total)
+{
+  constexpr int width = 40;
+  const int filled    = total ? static_cast<int>(width * done / total) : width;
+  fmt::print(stderr, "\r[{}{}] {}/{} points", std::string(static_cast<std::size_t>(filled), '#'),
+             std::string(static_cast<std::size_t>(width - filled), ' '), done, total);
+  if (done == total)
+    fmt::print(stderr, "\n");
+}
+
+const char* const serving_cols[] = {"mean_ttft_ms",      "median_ttft_ms",           "p99_ttft_ms",
+                                    "mean_tpot_ms",      "mean_itl_ms",              "median_itl_ms",
+                                    "p90_itl_ms",        "p99_itl_ms",               "request_throughput",
+                                    "output_throughput", "output_throughput_per_gpu", "output_throughput_per_user",
+                                    "preemptions"};
+
+std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : "?"; }
+
+} // namespace
+
+int sweep_command(const SweepOptions& opt)
+{
+  const Scenario base = load_scenario(opt.scenario); // validates the file and the sweep's shape
+  if (base.sweep_axes == 0)
+    throw InputError(opt.scenario, 0, 0, "sweep", "the scenario has no sweep: section", "{key: [values], ...}");
+  const YAML::Node root        = load_yaml_file(opt.scenario);
+  const std::vector<Axis> axes = read_axes(root);
+  const fs::path scenario_dir  = fs::path(opt.scenario).parent_path();
+
+  std::vector<std::vector<std::size_t>> points{{}};
+  for (const Axis& a : axes) { // first axis slowest
+    std::vector<std::vector<std::size_t>> next;
+    for (const auto& p : points)
+      for (std::size_t v = 0; v < a.values.size(); ++v) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    points = std::move(next);
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  const std::string exe = opt.dbosim.empty() ? self_exe() : opt.dbosim;
+
+  std::vector<std::string> dirs;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
+    write_file_atomic(dirs.back() + "/scenario.yaml", point_yaml(root, axes, points[i], scenario_dir));
+  }
+  std::vector<int> rc(points.size(), -1);
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0, done = 0;
+  progress(0, points.size());
+  while (done < points.size()) {
+    while (next < points.size() && static_cast<int>(running.size()) < jobs) {
+      running[start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1)] = next;
+      ++next;
+    }
+    int status      = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    auto it         = running.find(pid);
+    if (pid < 0 || it == running.end())
+      continue;
+    rc[it->second] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    running.erase(it);
+    progress(++done, points.size());
+  }
+
+  // Merge in point order.
+  std::vector<std::string> header{"point"};
+  for (const Axis& a : axes)
+    header.insert(header.end(), a.keys.begin(), a.keys.end());
+  header.push_back("status");
+  bool serving = false;
+  std::vector<json> summaries(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (rc[i] == 0) {
+      std::ifstream in(dirs[i] + "/summary.json");
+      summaries[i] = json::parse(in);
+      serving      = serving || summaries[i].contains("serving");
+    }
+  if (serving)
+    header.insert(header.end(), std::begin(serving_cols), std::end(serving_cols));
+  else
+    header.insert(header.end(), {"step_time_us", "exposed_comm_us"});
+
+  std::vector<std::vector<std::string>> rows;
+  int failed = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::string> row{fmt::format("{}", i)};
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      for (const YAML::Node& v : axes[a].values[points[i][a]])
+        row.push_back(scalar_text(v));
+    row.push_back(rc[i] == 0 ? "ok" : fmt::format("failed({}): see {}/log.txt", rc[i], dirs[i]));
+    failed += rc[i] != 0;
+    const std::size_t metrics = header.size() - row.size();
+    for (std::size_t k = 0; k < metrics; ++k) {
+      const std::string& col = header[row.size()];
+      const json& s          = summaries[i];
+      const json* v          = nullptr;
+      if (rc[i] == 0)
+        v = serving ? (s.contains("serving") && s["serving"].contains(col) ? &s["serving"][col] : nullptr)
+                    : (s.contains(col) ? &s[col] : nullptr);
+      row.push_back(!v ? "" : v->is_number_float() ? fmt::format("{:.3f}", v->get<double>()) : v->dump());
+    }
+    rows.push_back(row);
+  }
+  std::string csv;
+  for (const auto& r : std::vector<std::vector<std::string>>{header}) {
+    for (std::size_t k = 0; k < r.size(); ++k)
+      csv += (k ? "," : "") + r[k];
+    csv += "\n";
+  }
+  for (const auto& r : rows) {
+    for (std::size_t k = 0; k < r.size(); ++k)
+      csv += (k ? "," : "") + (r[k].find(',') != std::string::npos ? "\"" + r[k] + "\"" : r[k]);
+    csv += "\n";
+  }
+  write_file_atomic(opt.out_dir + "/sweep.csv", csv);
+
+  // The printed table: axis values and the headline figures.
+  std::vector<std::size_t> show;
+  for (std::size_t k = 1; k < header.size(); ++k)
+    if (k <= 1 + axes.size() + 0 ||
+        (serving ? (header[k] == "median_ttft_ms" || header[k] == "median_itl_ms" || header[k] == "p99_itl_ms" ||
+                    header[k] == "output_throughput" || header[k] == "output_throughput_per_gpu" ||
+                    header[k] == "output_throughput_per_user")
+                 : true))
+      show.push_back(k);
+  std::vector<std::size_t> width(header.size(), 0);
+  for (std::size_t k : show) {
+    width[k] = header[k].size();
+    for (const auto& r : rows)
+      width[k] = std::max(width[k], std::min<std::size_t>(r[k].size(), 24));
+  }
+  auto print_row = [&](const std::vector<std::string>& r) {
+    std::string line;
+    for (std::size_t k : show)
+      line += fmt::format("{:>{}}  ", r[k].substr(0, 24), width[k]);
+    fmt::print("{}\n", line);
+  };
+  print_row(header);
+  for (const auto& r : rows)
+    print_row(r);
+  fmt::print("wrote {}/sweep.csv ({} points, {} failed)\n", opt.out_dir, points.size(), failed);
+  return failed ? 1 : 0;
+}
+
+} // namespace dbosim::cli

@@ -1,0 +1,148 @@
+#include "serving/EngineOracle.hpp"
+
+#include "config/InputError.hpp"
+#include "sim/Metrics.hpp"
+#include "sim/ScheduleRegistry.hpp"
+#include "sim/StepPlanBuilder.hpp"
+#include "sim/TimelineEngine.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+
+namespace dbosim::serving {
+
+StepTime simulate_step_here(const Scenario& s, const StepKey& key)
+{
+  Scenario v                 = s;
+  v.workload.phase           = key.phase;
+  v.workload.tokens_per_rank = key.tokens;
+  v.workload.batch           = key.batch;
+  v.workload.context_len     = key.context_len;
+  sim::PlanOptions popt;
+  popt.max_tokens_across_dp = key.tokens;
+  const sim::StepPlan plan  = sim::build_step_plan(v, sim::model_cost_source(v), popt);
+  const sim::Schedule sched = sim::build_schedule(plan);
+  sim::TimelineEngine engine(sched, plan);
+  const sim::Timeline tl = engine.run();
+  const sim::Metrics m   = sim::compute_metrics(sched, tl);
+  StepTime t;
+  t.step_us         = m.step_time_us;
+  t.exposed_comm_us = m.exposed_comm_us;
+  t.overlap_us      = m.overlap_us;
+  t.ubatches        = plan.num_ubatches();
+  t.cuda_graph      = plan.host.cuda_graph;
+  for (int k = 0; k < sim::num_op_kinds; ++k)
+    t.per_op_us[static_cast<std::size_t>(k)] = m.per_op[static_cast<std::size_t>(k)].total_us;
+  return t;
+}
+
+namespace {
+
+/** What a child writes to its pipe: plain bytes (StepTime is trivially copyable). */
+struct ChildResult {
+  int status = 0; ///< 0 ok, 2 input error, 1 internal error
+  StepTime time;
+  char message[512] = {};
+};
+
+struct Child {
+  pid_t pid = -1;
+  int fd    = -1;
+  std::size_t index = 0;
+};
+
+int default_jobs()
+{
+  if (const char* env = std::getenv("DBOSIM_ORACLE_JOBS"); env && std::atoi(env) > 0)
+    return std::atoi(env);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+[[noreturn]] void run_child(const Scenario& s, const StepKey& key, int fd)
+{
+  if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) // the engine's own prints stay out of our stdout
+    dup2(null_fd, STDOUT_FILENO);
+  ChildResult r;
+  try {
+    r.time = simulate_step_here(s, key);
+  } catch (const InputError& e) {
+    r.status = 2;
+    std::snprintf(r.message, sizeof r.message, "%s", e.what());
+  } catch (const std::exception& e) {
+    r.status = 1;
+    std::snprintf(r.message, sizeof r.message, "%s", e.what());
+  }
+  const bool ok = write(fd, &r, sizeof r) == static_cast<ssize_t>(sizeof r);
+  _exit(ok ? 0 : 1);
+}
+
+ChildResult collect(const Child& c, const StepKey& key)
+{
+  ChildResult r;
+  std::size_t got = 0;
+  auto* bytes     = reinterpret_cast<char*>(&r);
+  while (got < sizeof r) {
+    const ssize_t n = read(c.fd, bytes + got, sizeof r - got);
+    if (n <= 0)
+      break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(c.fd);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  if (got != sizeof r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw InternalError(fmt::format("step-time oracle: the child simulating {} died (status {})", key.to_string(),
+                                    status));
+  return r;
+}
+
+} // namespace
+
+EngineOracle::EngineOracle(const Scenario& s, int jobs) : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()) {}
+
+std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
+{
+  std::vector<StepTime> out(keys.size());
+  std::deque<Child> running;
+  std::size_t next = 0;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  while (next < keys.size() || !running.empty()) {
+    while (next < keys.size() && static_cast<int>(running.size()) < jobs_) {
+      int fds[2];
+      if (pipe(fds) != 0)
+        throw InternalError("step-time oracle: pipe failed");
+      const pid_t pid = fork();
+      if (pid < 0)
+        throw InternalError("step-time oracle: fork failed");
+      if (pid == 0) {
+        close(fds[0]);
+        run_child(scenario_, keys[next], fds[1]);
+      }
+      close(fds[1]);
+      running.push_back({pid, fds[0], next});
+      ++next;
+      ++simulated_;
+    }
+    const Child c = running.front();
+    running.pop_front();
+    const ChildResult r = collect(c, keys[c.index]);
+    if (r.status == 2)
+      throw InputError(scenario_.file, 0, 0, "workload",
+                       fmt::format("step {}: {}", keys[c.index].to_string(), r.message));
+    if (r.status != 0)
+      throw InternalError(fmt::format("step {}: {}", keys[c.index].to_string(), r.message));
+    out[c.index] = r.time;
+  }
+  return out;
+}
+
+} // namespace dbosim::serving

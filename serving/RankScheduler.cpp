@@ -1,0 +1,106 @@
+#include "serving/RankScheduler.hpp"
+
+#include <algorithm>
+
+namespace dbosim::serving {
+
+bool RankScheduler::allocate(LiveRequest* r, int num_new)
+{
+  const long need = blocks_for(long(r->computed) + num_new) - r->blocks;
+  if (need > free_blocks_)
+    return false;
+  if (need > 0) {
+    free_blocks_ -= need;
+    r->blocks += need;
+    peak_used_ = std::max(peak_used_, used_blocks());
+  }
+  return true;
+}
+
+void RankScheduler::release(LiveRequest* r)
+{
+  free_blocks_ += r->blocks;
+  r->blocks = 0;
+}
+
+RankStep RankScheduler::schedule()
+{
+  RankStep step;
+  int budget = cfg_.max_num_batched_tokens;
+  auto take  = [&](LiveRequest* r, int n) {
+    step.scheduled.push_back(r);
+    step.num_new.push_back(n);
+    step.tokens += n;
+    step.all_decode = step.all_decode && n == 1 && r->computed > 0;
+    step.context_sum += r->computed + n;
+    budget -= n;
+  };
+
+  // Running requests, in order; when blocks run out, preempt from the back (recompute: the KV is dropped).
+  std::size_t i = 0;
+  while (i < running_.size() && budget > 0) {
+    LiveRequest* r = running_[i];
+    const int n    = std::min(r->num_tokens() - r->computed, budget);
+    bool ok        = true;
+    while (!allocate(r, n)) {
+      LiveRequest* victim = running_.back();
+      running_.pop_back();
+      release(victim);
+      victim->computed = 0;
+      ++victim->preemptions;
+      ++preemptions_;
+      ++step.preempted;
+      waiting_.push_front(victim);
+      if (victim == r) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok)
+      break;
+    take(r, n);
+    ++i;
+  }
+
+  // Waiting requests, FIFO, only when nothing was preempted this step.
+  while (step.preempted == 0 && !waiting_.empty() && budget > 0 &&
+         static_cast<int>(running_.size()) < cfg_.max_num_seqs) {
+    LiveRequest* r   = waiting_.front();
+    const int wanted = r->num_tokens() - r->computed;
+    if (!cfg_.enable_chunked_prefill && wanted > budget)
+      break;
+    const int n = std::min(wanted, budget);
+    if (!allocate(r, n))
+      break;
+    waiting_.pop_front();
+    running_.push_back(r);
+    take(r, n);
+  }
+  return step;
+}
+
+std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s)
+{
+  std::vector<LiveRequest*> finished;
+  for (std::size_t k = 0; k < step.scheduled.size(); ++k) {
+    LiveRequest* r = step.scheduled[k];
+    r->computed += step.num_new[k];
+    if (r->computed < r->num_tokens())
+      continue; // a prefill chunk: no token yet
+    if (r->first_token_s < 0)
+      r->first_token_s = end_s;
+    else
+      r->itl_s.push_back(end_s - r->last_token_s);
+    r->last_token_s = end_s;
+    ++r->generated;
+    if (r->generated >= r->req->output_len) {
+      r->finish_s = end_s;
+      release(r);
+      running_.erase(std::find(running_.begin(), running_.end(), r));
+      finished.push_back(r);
+    }
+  }
+  return finished;
+}
+
+} // namespace dbosim::serving

@@ -1,0 +1,71 @@
+/* dbosim — one DP rank's vLLM V1 scheduler: continuous batching under a token budget (max_num_batched_tokens) and a
+ * request cap (max_num_seqs), chunked prefill, paged KV blocks, and preemption by recompute when blocks run out
+ * (the last running request goes back to the front of the waiting queue and loses its KV). */
+#pragma once
+#include "config/Scenario.hpp"
+#include "serving/Workload.hpp"
+
+#include <deque>
+#include <vector>
+
+namespace dbosim::serving {
+
+/** @brief A request inside the engine. num_tokens = prompt + tokens generated so far (vLLM's num_tokens). */
+struct LiveRequest {
+  const Request* req = nullptr;
+  int rank           = 0;
+  double send_s      = 0;  ///< the client sent it (after the max_concurrency cap)
+  int computed       = 0;  ///< tokens with their KV in the cache (vLLM num_computed_tokens)
+  int generated      = 0;  ///< output tokens emitted
+  long blocks        = 0;  ///< KV blocks held
+  int preemptions    = 0;
+  double first_token_s = -1;
+  double last_token_s  = -1;
+  double finish_s      = -1;
+  std::vector<double> itl_s; ///< gaps between consecutive output tokens
+  int num_tokens() const { return req->input_len + generated; }
+};
+
+/** @brief What one rank runs in one step. */
+struct RankStep {
+  std::vector<LiveRequest*> scheduled;
+  std::vector<int> num_new; ///< new tokens of each scheduled request
+  int tokens      = 0;
+  bool all_decode = true; ///< every scheduled request computes exactly one token (a uniform decode batch)
+  long context_sum = 0;   ///< sum of KV lengths after the step
+  int preempted   = 0;
+};
+
+class RankScheduler {
+public:
+  RankScheduler(const SchedulerConfig& cfg, long num_blocks) : cfg_(cfg), free_blocks_(num_blocks), total_blocks_(num_blocks) {}
+
+  void add(LiveRequest* r) { waiting_.push_back(r); }
+  /** @brief vLLM V1's schedule(): running requests first (preempting from the back when blocks run out), then
+   *  waiting ones while the budget, max_num_seqs and the KV cache allow (none after a preemption). */
+  RankStep schedule();
+  /** @brief After the step: advance computed tokens; a request that has caught up samples a token. Returns the
+   *  requests that finished (their blocks are freed). */
+  std::vector<LiveRequest*> complete(const RankStep& step, double end_s);
+
+  int running() const { return static_cast<int>(running_.size()); }
+  int waiting() const { return static_cast<int>(waiting_.size()); }
+  long used_blocks() const { return total_blocks_ - free_blocks_; }
+  long peak_used_blocks() const { return peak_used_; }
+  long preemptions() const { return preemptions_; }
+
+private:
+  bool allocate(LiveRequest* r, int num_new);
+  void release(LiveRequest* r);
+  long blocks_for(long tokens) const { return (tokens + cfg_.block_size - 1) / cfg_.block_size; }
+
+  const SchedulerConfig& cfg_;
+  std::deque<LiveRequest*> waiting_;
+  std::vector<LiveRequest*> running_;
+  long free_blocks_;
+  long total_blocks_;
+  long peak_used_   = 0;
+  long preemptions_ = 0;
+};
+
+} // namespace dbosim::serving

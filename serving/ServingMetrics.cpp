@@ -1,0 +1,150 @@
+#include "serving/ServingMetrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace dbosim::serving {
+
+using json = nlohmann::ordered_json;
+
+double percentile(std::vector<double> v, double pct)
+{
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = pct / 100.0 * double(v.size() - 1);
+  const auto lo     = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - double(lo));
+}
+
+namespace {
+
+/** mean, median, std, p90, p99 of `v` (seconds) as `<stat>_<name>_ms`, vLLM's keys. */
+void add_stats(json& out, const std::string& name, const std::vector<double>& v_s)
+{
+  std::vector<double> ms(v_s.size());
+  std::transform(v_s.begin(), v_s.end(), ms.begin(), [](double s) { return s * 1e3; });
+  const double mean = ms.empty() ? 0 : std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size());
+  double var        = 0;
+  for (double x : ms)
+    var += (x - mean) * (x - mean);
+  out["mean_" + name + "_ms"]   = mean;
+  out["median_" + name + "_ms"] = percentile(ms, 50);
+  out["std_" + name + "_ms"]    = ms.empty() ? 0 : std::sqrt(var / double(ms.size()));
+  out["p90_" + name + "_ms"]    = percentile(ms, 90);
+  out["p99_" + name + "_ms"]    = percentile(ms, 99);
+}
+
+double tpot_s(const LiveRequest& l)
+{
+  return l.req->output_len > 1 ? (l.finish_s - l.first_token_s) / (l.req->output_len - 1) : 0;
+}
+
+} // namespace
+
+double mean_requests_in_system(const ServingResult& r)
+{
+  double area = 0, first = 1e300, last = 0;
+  for (const LiveRequest& l : r.live) {
+    area += l.finish_s - l.send_s;
+    first = std::min(first, l.send_s);
+    last  = std::max(last, l.finish_s);
+  }
+  return last > first ? area / (last - first) : 0;
+}
+
+json serving_metrics(const ServingResult& r, int gpus)
+{
+  std::vector<double> ttft, tpot, itl, e2el;
+  long in_tokens = 0, out_tokens = 0;
+  double first = 1e300, last = 0;
+  for (const LiveRequest& l : r.live) {
+    ttft.push_back(l.first_token_s - l.send_s);
+    if (l.req->output_len > 1)
+      tpot.push_back(tpot_s(l));
+    itl.insert(itl.end(), l.itl_s.begin(), l.itl_s.end());
+    e2el.push_back(l.finish_s - l.send_s);
+    in_tokens += l.req->input_len;
+    out_tokens += l.req->output_len;
+    first = std::min(first, l.send_s);
+    last  = std::max(last, l.finish_s);
+  }
+  const double duration = r.live.empty() ? 0 : last - first;
+  const double per_s    = duration > 0 ? 1.0 / duration : 0;
+  json m;
+  m["completed"]              = r.live.size();
+  m["total_input_tokens"]     = in_tokens;
+  m["total_output_tokens"]    = out_tokens;
+  m["duration"]               = duration;
+  m["request_throughput"]     = double(r.live.size()) * per_s;
+  m["output_throughput"]      = double(out_tokens) * per_s;
+  m["total_token_throughput"] = double(in_tokens + out_tokens) * per_s;
+  add_stats(m, "ttft", ttft);
+  add_stats(m, "tpot", tpot);
+  add_stats(m, "itl", itl);
+  add_stats(m, "e2el", e2el);
+  m["output_throughput_per_gpu"] = double(out_tokens) * per_s / gpus;
+  const double mean_tpot_s       = tpot.empty() ? 0 : std::accumulate(tpot.begin(), tpot.end(), 0.0) / double(tpot.size());
+  m["output_throughput_per_user"] = mean_tpot_s > 0 ? 1.0 / mean_tpot_s : 0;
+  m["mean_requests_in_system"]    = mean_requests_in_system(r);
+  m["num_steps"]                  = r.steps.size();
+  m["preemptions"]                = r.preemptions;
+  m["peak_kv_blocks"]             = r.peak_kv_blocks;
+  return m;
+}
+
+std::string requests_csv(const ServingResult& r)
+{
+  std::string out = "id,rank,send_s,input_len,output_len,ttft_ms,tpot_ms,e2el_ms,preemptions\n";
+  for (const LiveRequest& l : r.live)
+    out += fmt::format("{},{},{:.9f},{},{},{:.6f},{:.6f},{:.6f},{}\n", l.req->id, l.rank, l.send_s, l.req->input_len,
+                       l.req->output_len, (l.first_token_s - l.send_s) * 1e3, tpot_s(l) * 1e3,
+                       (l.finish_s - l.send_s) * 1e3, l.preemptions);
+  return out;
+}
+
+std::string steps_csv(const ServingResult& r)
+{
+  std::string out = "step,start_s,step_us,host_gap_us,phase,tokens,batch,context_len,bucket_tokens,bucket_batch,"
+                    "bucket_context_len,total_tokens,running,waiting,kv_blocks_used,preempted,ubatches,cuda_graph\n";
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const StepRecord& s = r.steps[i];
+    out += fmt::format("{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, s.start_s, s.step_us,
+                       s.host_gap_us, s.exact.phase == models::Phase::decode ? "decode" : "prefill", s.exact.tokens,
+                       s.exact.batch, s.exact.context_len, s.bucketed.tokens, s.bucketed.batch, s.bucketed.context_len,
+                       s.total_tokens, s.running, s.waiting, s.kv_blocks_used, s.preempted, s.ubatches,
+                       s.cuda_graph ? 1 : 0);
+  }
+  return out;
+}
+
+std::string serving_text(const json& m)
+{
+  std::string out = "============ Serving Benchmark Result ============\n";
+  auto line       = [&](const char* label, const std::string& v) { out += fmt::format("{:<40}{:>12}\n", label, v); };
+  line("Successful requests:", fmt::format("{}", m["completed"].get<long>()));
+  line("Benchmark duration (s):", fmt::format("{:.2f}", m["duration"].get<double>()));
+  line("Total input tokens:", fmt::format("{}", m["total_input_tokens"].get<long>()));
+  line("Total generated tokens:", fmt::format("{}", m["total_output_tokens"].get<long>()));
+  line("Request throughput (req/s):", fmt::format("{:.2f}", m["request_throughput"].get<double>()));
+  line("Output token throughput (tok/s):", fmt::format("{:.2f}", m["output_throughput"].get<double>()));
+  line("Total token throughput (tok/s):", fmt::format("{:.2f}", m["total_token_throughput"].get<double>()));
+  line("Output tok/s per GPU:", fmt::format("{:.2f}", m["output_throughput_per_gpu"].get<double>()));
+  line("Output tok/s per user:", fmt::format("{:.2f}", m["output_throughput_per_user"].get<double>()));
+  for (const char* name : {"ttft", "tpot", "itl", "e2el"}) {
+    out += fmt::format("{:-^50}\n", fmt::format(" {} ", name));
+    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+      const std::string key = fmt::format("{}_{}_ms", stat, name);
+      line(fmt::format("{} {} (ms):", stat, name).c_str(), fmt::format("{:.2f}", m[key].get<double>()));
+    }
+  }
+  out += fmt::format("{:<40}{:>12}\n", "Preemptions:", m["preemptions"].get<long>());
+  out += "==================================================\n";
+  return out;
+}
+
+} // namespace dbosim::serving

@@ -1,0 +1,30 @@
+/* dbosim — a serving run's figures, named as `vllm bench serve` names them (TTFT, TPOT, ITL, E2E latency in ms:
+ * mean, median, std, p90, p99; request, output and total token throughput), plus tokens/s per GPU and per user,
+ * the per-request CSV and the step-level trace. */
+#pragma once
+#include "serving/ServingSim.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace dbosim::serving {
+
+/** @brief numpy.percentile's default (linear interpolation between closest ranks); 0 for an empty list. */
+double percentile(std::vector<double> v, double pct);
+
+/** @brief The serving block of summary.json (vLLM key names; times in ms, throughputs per second). */
+nlohmann::ordered_json serving_metrics(const ServingResult& r, int gpus);
+
+/** @brief Time-averaged requests in the system (sent, not finished) over the run, from the per-request times. */
+double mean_requests_in_system(const ServingResult& r);
+
+/** @brief requests.csv: id,rank,send_s,input_len,output_len,ttft_ms,tpot_ms,e2el_ms,preemptions. */
+std::string requests_csv(const ServingResult& r);
+/** @brief steps.csv: one row per step (start, time, host gap, exact and bucketed shape, queue, KV, DBO, graph). */
+std::string steps_csv(const ServingResult& r);
+/** @brief The printed table of a serving run. */
+std::string serving_text(const nlohmann::ordered_json& metrics);
+
+} // namespace dbosim::serving

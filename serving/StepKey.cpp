@@ -1,0 +1,80 @@
+#include "serving/StepKey.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dbosim::serving {
+
+std::string StepKey::to_string() const
+{
+  return fmt::format("{} tokens={} batch={} context={}", phase == models::Phase::decode ? "decode" : "prefill", tokens,
+                     batch, context_len);
+}
+
+namespace {
+
+/** Point j of octave 2^k on a grid of `per` points per octave: 2^k (1 + j / per), integer. */
+long grid_point(int k, int j, int per) { return (1L << k) + ((1L << k) * j) / per; }
+
+} // namespace
+
+int Buckets::tokens(int n) const
+{
+  if (n <= 0)
+    return 0;
+  if (n <= 4) // vLLM capture sizes 1, 2, 4
+    return n == 3 ? 4 : n;
+  if (n <= 256)
+    return (n + 7) / 8 * 8;
+  if (n <= 512)
+    return (n + 15) / 16 * 16;
+  int k = 9;
+  while ((2L << k) < n)
+    ++k;
+  for (int j = 0; j <= token_per_octave; ++j)
+    if (grid_point(k, j, token_per_octave) >= n)
+      return static_cast<int>(grid_point(k, j, token_per_octave));
+  return static_cast<int>(2L << k);
+}
+
+int Buckets::batch(int n) const
+{
+  if (n <= 16)
+    return std::max(n, 0);
+  int k = 4;
+  while ((2L << k) < n)
+    ++k;
+  for (int j = 0; j <= token_per_octave; ++j)
+    if (grid_point(k, j, token_per_octave) >= n)
+      return static_cast<int>(grid_point(k, j, token_per_octave));
+  return static_cast<int>(2L << k);
+}
+
+int Buckets::context(int n) const
+{
+  if (n <= 16)
+    return std::max(n, 0);
+  int k = 4;
+  while ((2L << k) <= n)
+    ++k;
+  long best = grid_point(k, 0, context_per_octave);
+  for (int j = 0; j <= context_per_octave; ++j) {
+    const long g = grid_point(k, j, context_per_octave);
+    if (std::labs(g - n) < std::labs(best - n))
+      best = g;
+  }
+  return static_cast<int>(best);
+}
+
+StepKey Buckets::bucket(const StepKey& e) const
+{
+  StepKey b     = e;
+  b.tokens      = tokens(e.tokens);
+  b.batch       = std::min(b.tokens, batch(e.batch));
+  b.context_len = std::max(1, context(e.context_len));
+  return b;
+}
+
+} // namespace dbosim::serving

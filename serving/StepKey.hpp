@@ -1,0 +1,51 @@
+/* dbosim — the shape of one serving step as the step-time cache keys it, and its buckets.
+ *   tokens  : the most new tokens on any DP rank (all ranks pad to it). Up to 512, rounded up to vLLM's CUDA-graph
+ *             capture sizes (1, 2, 4, 8, 16, ..., 256 by 8, then by 16), which is the padding a graph replay runs;
+ *             above, rounded up on a geometric grid of `token_buckets_per_octave` points per power of two.
+ *   batch   : requests on that rank: exact up to 16, then rounded up on the tokens' geometric grid, never above
+ *             tokens.
+ *   context : mean KV length of the step's requests, rounded to the nearest point of a geometric grid of
+ *             `context_buckets_per_octave` points per power of two (exact up to 16).
+ *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill). */
+#pragma once
+#include "models/OpCost.hpp"
+
+#include <array>
+#include <compare>
+#include <string>
+
+namespace dbosim::serving {
+
+struct StepKey {
+  models::Phase phase = models::Phase::decode;
+  int tokens          = 0;
+  int batch           = 0;
+  int context_len     = 0;
+  auto operator<=>(const StepKey&) const = default;
+  std::string to_string() const;
+};
+
+/** @brief What the engine says about one step shape. */
+struct StepTime {
+  double step_us         = 0;
+  double exposed_comm_us = 0;
+  double overlap_us      = 0;
+  int ubatches           = 1;     ///< 2: DBO split the step
+  bool cuda_graph        = false; ///< the step replays a full CUDA graph
+  std::array<double, 6> per_op_us{}; ///< A0 A1 D MLP S C totals
+};
+
+struct Buckets {
+  int context_per_octave = 4;
+  int token_per_octave   = 8;
+
+  /** @brief Smallest grid point >= tokens. */
+  int tokens(int n) const;
+  /** @brief Smallest batch grid point >= n. */
+  int batch(int n) const;
+  /** @brief Nearest grid point to a KV length. */
+  int context(int n) const;
+  StepKey bucket(const StepKey& exact) const;
+};
+
+} // namespace dbosim::serving

@@ -1,0 +1,17 @@
+/* dbosim — the serving layer's one view of the timeline engine: step shape -> step time and per-op breakdown.
+ * The scheduler never sees SimGrid; tests plug in a closed-form oracle. */
+#pragma once
+#include "serving/StepKey.hpp"
+
+#include <vector>
+
+namespace dbosim::serving {
+
+class StepTimeOracle {
+public:
+  virtual ~StepTimeOracle() = default;
+  /** @brief Times of `keys`, in order. An implementation may simulate them in parallel. */
+  virtual std::vector<StepTime> simulate(const std::vector<StepKey>& keys) = 0;
+};
+
+} // namespace dbosim::serving

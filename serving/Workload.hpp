@@ -1,0 +1,26 @@
+/* dbosim — the requests of a serving run: random lengths and arrivals as `vllm bench serve` draws them (uniform
+ * lengths in [len (1 - r), len (1 + r)], gamma inter-arrival times of shape `burstiness` at `request_rate`), or a
+ * CSV trace. */
+#pragma once
+#include "config/Scenario.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dbosim::serving {
+
+struct Request {
+  int id           = 0;
+  double arrival_s = 0; ///< when the client wants to send it (before the max_concurrency cap)
+  int input_len    = 0; ///< prompt tokens
+  int output_len   = 0; ///< tokens to generate (>= 1)
+};
+
+/** @brief The scenario's requests, in arrival order (ids 0..n-1). Deterministic in (workload, seed). */
+std::vector<Request> make_requests(const RequestWorkload& w, std::uint64_t seed);
+
+/** @brief Reads a trace CSV: a header line `arrival_s,input_len,output_len`, then one request per line, arrivals
+ *  non-decreasing. InputError (file, line, column name, valid range) on anything else. */
+std::vector<Request> read_request_trace(const std::string& path);
+
+} // namespace dbosim::serving
