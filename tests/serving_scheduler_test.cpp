@@ -1,0 +1,208 @@
+/* The serving loop with a closed-form oracle: ITL at concurrency 1, TTFT against input length and load, ordered
+ * percentiles, preemption exactly when the KV cache overflows, Little's law, and the step-time cache. */
+#include "serving/Workload.hpp"
+#include "serving_test_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace dbosim;
+using namespace dbosim::serving;
+using dbosim::test::ClosedFormOracle;
+using dbosim::test::fixed_requests;
+using dbosim::test::small_params;
+
+namespace {
+
+ServingResult run(const ServingParams& p, std::vector<Request> reqs, int conc, ClosedFormOracle& o)
+{
+  StepCache cache;
+  return run_serving(p, std::move(reqs), conc, o, cache);
+}
+
+} // namespace
+
+TEST_CASE("serving::ServingSim: at concurrency 1 every ITL is the batch-1 decode step plus the host gap", "[quick]")
+{
+  ClosedFormOracle o;
+  const ServingParams p   = small_params();
+  const ServingResult res = run(p, fixed_requests(3, 200, 20), 1, o);
+  REQUIRE(res.live.size() == 3);
+  long n = 0;
+  for (const LiveRequest& l : res.live) {
+    REQUIRE(l.itl_s.size() == 19);
+    for (std::size_t k = 0; k < l.itl_s.size(); ++k) {
+      StepKey key{models::Phase::decode, 1, 1, 200 + static_cast<int>(k) + 1}; // KV after the step
+      const double expected_us = o.time_us(p.buckets.bucket(key)) + p.host_gap_us;
+      CHECK(l.itl_s[k] * 1e6 == Approx(expected_us).epsilon(1e-9));
+      ++n;
+    }
+  }
+  CHECK(n == 57);
+  // Requests never overlap at concurrency 1: the next one is sent when the previous finishes.
+  CHECK(res.live[1].send_s == Approx(res.live[0].finish_s));
+}
+
+TEST_CASE("serving::ServingSim: TTFT grows with the input length", "[quick]")
+{
+  double previous = 0;
+  for (int input : {128, 1024, 8192, 20000}) {
+    ClosedFormOracle o;
+    const ServingResult res = run(small_params(), fixed_requests(4, input, 4), 1, o);
+    const auto m            = serving_metrics(res, 1);
+    CHECK(m["mean_ttft_ms"].get<double>() > previous);
+    previous = m["mean_ttft_ms"].get<double>();
+  }
+}
+
+TEST_CASE("serving::ServingSim: TTFT grows with queueing at a high request rate", "[quick]")
+{
+  auto ttft_at = [](double rate) {
+    RequestWorkload w;
+    w.num_prompts       = 200;
+    w.request_rate      = rate;
+    w.random_input_len  = 512;
+    w.random_output_len = 64;
+    ServingParams p     = small_params();
+    p.scheduler.max_num_seqs = 8;
+    ClosedFormOracle o;
+    return serving_metrics(run(p, make_requests(w, 7), 0, o), 1)["median_ttft_ms"].get<double>();
+  };
+  const double low = ttft_at(1), mid = ttft_at(50), high = ttft_at(1000);
+  CHECK(low < mid);
+  CHECK(mid < high);
+  CHECK(high > 10 * low);
+}
+
+TEST_CASE("serving::ServingMetrics: p99 >= p90 >= median for every latency", "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts        = 300;
+  w.request_rate       = 40;
+  w.burstiness         = 0.5;
+  w.random_input_len   = 700;
+  w.random_output_len  = 90;
+  w.random_range_ratio = 0.8;
+  ClosedFormOracle o;
+  const auto m = serving_metrics(run(small_params(2), make_requests(w, 3), 0, o), 2);
+  for (const char* name : {"ttft", "tpot", "itl", "e2el"}) {
+    const double med = m[fmt::format("median_{}_ms", name)], p90 = m[fmt::format("p90_{}_ms", name)],
+                 p99 = m[fmt::format("p99_{}_ms", name)];
+    INFO(name);
+    CHECK(med > 0);
+    CHECK(p90 >= med);
+    CHECK(p99 >= p90);
+  }
+  CHECK(percentile({1, 2, 3, 4}, 90) == Approx(3.7)); // numpy.percentile([1,2,3,4], 90)
+  CHECK(percentile({5}, 99) == 5);
+}
+
+TEST_CASE("serving::RankScheduler: preemption happens when and only when the KV cache overflows", "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts        = 64;
+  w.random_input_len   = 300;
+  w.random_output_len  = 200;
+  w.random_range_ratio = 0.5;
+  const auto reqs      = make_requests(w, 11);
+  ClosedFormOracle o;
+  ServingParams roomy     = small_params(1, 1 << 20);
+  const ServingResult big = run(roomy, reqs, 0, o);
+  REQUIRE(big.preemptions == 0);
+  const long peak = big.peak_kv_blocks; // what the run needs with no limit
+  REQUIRE(peak > 100);
+
+  ServingParams exact = small_params(1, peak);
+  CHECK(run(exact, reqs, 0, o).preemptions == 0);
+  ServingParams tight      = small_params(1, peak - 1);
+  const ServingResult over = run(tight, reqs, 0, o);
+  CHECK(over.preemptions > 0);
+  CHECK(over.peak_kv_blocks <= peak - 1);
+  // Every request still completes all its tokens after recompute.
+  for (const LiveRequest& l : over.live)
+    CHECK(l.generated == l.req->output_len);
+}
+
+TEST_CASE("serving::ServingSim: Little's law holds on a steady Poisson run", "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts       = 2000;
+  w.request_rate      = 20;
+  w.random_input_len  = 256;
+  w.random_output_len = 64;
+  w.random_range_ratio = 0.5;
+  ClosedFormOracle o;
+  const ServingResult res = run(small_params(2), make_requests(w, 5), 0, o);
+  const auto m            = serving_metrics(res, 2);
+  // L from the step trace (requests on the ranks, weighted by step time), against lambda W from the requests.
+  double area = 0, span = 0;
+  for (const StepRecord& s : res.steps) {
+    const double d = (s.step_us + s.host_gap_us) * 1e-6;
+    area += (s.running + s.waiting) * d;
+    span += d;
+  }
+  const double busy_fraction = span / m["duration"].get<double>();
+  const double L_trace       = area / m["duration"].get<double>();
+  const double lambda_W      = m["request_throughput"].get<double>() * m["mean_e2el_ms"].get<double>() * 1e-3;
+  INFO("busy fraction " << busy_fraction);
+  CHECK(L_trace == Approx(lambda_W).epsilon(0.05));
+  CHECK(m["mean_requests_in_system"].get<double>() == Approx(lambda_W).epsilon(1e-9));
+}
+
+TEST_CASE("serving::StepCache: a long run simulates few distinct shapes, all of them only once", "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts        = 500;
+  w.max_concurrency    = 32;
+  w.random_input_len   = 1000;
+  w.random_output_len  = 200;
+  w.random_range_ratio = 0.3;
+  ClosedFormOracle o;
+  StepCache cache;
+  const ServingResult res = run_serving(small_params(4), make_requests(w, 2), 32, o, cache);
+  CHECK(res.steps.size() > 2000);
+  CHECK(cache.size() < res.steps.size() / 10);
+  CHECK(o.calls == static_cast<long>(cache.size())); // no shape simulated twice
+  for (const StepRecord& s : res.steps) // the reported step time is the bucket's own, never a guess
+    CHECK(s.step_us == o.time_us(s.bucketed));
+}
+
+TEST_CASE("serving::Buckets: vLLM graph sizes up to 512, geometric grids above and for context", "[quick]")
+{
+  Buckets b;
+  CHECK(b.tokens(1) == 1);
+  CHECK(b.tokens(3) == 4);
+  CHECK(b.tokens(5) == 8);
+  CHECK(b.tokens(250) == 256);
+  CHECK(b.tokens(257) == 272);
+  CHECK(b.tokens(513) == 576);  // 512 (1 + 1/8)
+  CHECK(b.tokens(1100) == 1152); // 1024 (1 + 1/8)
+  CHECK(b.batch(9) == 9);
+  CHECK(b.context(16) == 16);
+  CHECK(b.context(1100) == 1024);
+  CHECK(b.context(1200) == 1280);
+  for (int n = 1; n < 100000; n = n * 3 / 2 + 1) {
+    CHECK(b.tokens(n) >= n);
+    CHECK(std::abs(b.context(n) - n) <= n / 8 + 1);
+  }
+}
+
+TEST_CASE("serving::ServingSim: DP ranks share the load round-robin or least-loaded", "[quick]")
+{
+  ClosedFormOracle o;
+  ServingParams p = small_params(4);
+  const auto res  = run(p, fixed_requests(40, 100, 10), 0, o);
+  std::vector<int> per_rank(4, 0);
+  for (const LiveRequest& l : res.live)
+    ++per_rank[static_cast<std::size_t>(l.rank)];
+  CHECK(per_rank == std::vector<int>{10, 10, 10, 10});
+  p.scheduler.dp_least_loaded = true;
+  const auto ll = run(p, fixed_requests(40, 100, 10), 0, o);
+  std::set<int> ranks;
+  for (const LiveRequest& l : ll.live)
+    ranks.insert(l.rank);
+  CHECK(ranks.size() == 4);
+}
