@@ -32,7 +32,7 @@ int serving_command(const Scenario& s, const std::string& out_dir)
   const ServingResult res = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
   const json bucket_error = measure_bucket_error(res, cache, oracle, s.serving.exact_samples);
 
-  json block = serving_metrics(res, params.gpus);
+  json block               = serving_metrics(res, params.gpus);
   block["max_concurrency"] = s.requests.max_concurrency;
   block["request_rate"]    = s.requests.request_rate;
   block["burstiness"]      = s.requests.burstiness;
@@ -41,12 +41,8 @@ int serving_command(const Scenario& s, const std::string& out_dir)
   block["gpus"]            = params.gpus;
   block["host_gap_us"]     = params.host_gap_us;
   block["kv_cache"]        = kv.to_json();
-  block["step_cache"]      = {{"steps", res.steps.size()},
-                              {"lookups", cache.lookups},
-                              {"hits", cache.hits},
-                              {"distinct_shapes", cache.size()},
-                              {"passes", res.passes},
-                              {"bucket_error", bucket_error}};
+  block["step_cache"]      = {{"steps", res.steps.size()},       {"lookups", cache.lookups}, {"hits", cache.hits},
+                              {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
 
   json summary;
   summary["scenario"] = s.name;

@@ -25,12 +25,12 @@ namespace dbosim::cli {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using json   = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 struct Axis {
-  std::vector<std::string> keys;                  ///< "parallel.ep" or zipped "parallel.ep,parallel.dp"
-  std::vector<std::vector<YAML::Node>> values;    ///< per value: one node per key
+  std::vector<std::string> keys;               ///< "parallel.ep" or zipped "parallel.ep,parallel.dp"
+  std::vector<std::vector<YAML::Node>> values; ///< per value: one node per key
 };
 
 std::vector<Axis> read_axes(const YAML::Node& root)
@@ -61,8 +61,8 @@ void absolutize(YAML::Node parent, const std::string& key, const fs::path& dir)
   if (!parent.IsMap() || !parent[key] || !parent[key].IsScalar())
     return;
   const std::string v = parent[key].as<std::string>();
-  const bool is_path  = v.find('/') != std::string::npos || v.ends_with(".yaml") || v.ends_with(".json") ||
-                       v.ends_with(".csv");
+  const bool is_path =
+      v.find('/') != std::string::npos || v.ends_with(".yaml") || v.ends_with(".json") || v.ends_with(".csv");
   if (is_path && !fs::path(v).is_absolute())
     parent[key] = (fs::absolute(dir) / v).lexically_normal().string();
 }
@@ -130,10 +130,18 @@ void progress(std::size_t done, std::size_t total)
     fmt::print(stderr, "\n");
 }
 
-const char* const serving_cols[] = {"mean_ttft_ms",      "median_ttft_ms",           "p99_ttft_ms",
-                                    "mean_tpot_ms",      "mean_itl_ms",              "median_itl_ms",
-                                    "p90_itl_ms",        "p99_itl_ms",               "request_throughput",
-                                    "output_throughput", "output_throughput_per_gpu", "output_throughput_per_user",
+const char* const serving_cols[] = {"mean_ttft_ms",
+                                    "median_ttft_ms",
+                                    "p99_ttft_ms",
+                                    "mean_tpot_ms",
+                                    "mean_itl_ms",
+                                    "median_itl_ms",
+                                    "p90_itl_ms",
+                                    "p99_itl_ms",
+                                    "request_throughput",
+                                    "output_throughput",
+                                    "output_throughput_per_gpu",
+                                    "output_throughput_per_user",
                                     "preemptions"};
 
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : "?"; }
@@ -159,8 +167,8 @@ int sweep_command(const SweepOptions& opt)
       }
     points = std::move(next);
   }
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  const long cores      = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs        = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
   const std::string exe = opt.dbosim.empty() ? self_exe() : opt.dbosim;
 
   std::vector<std::string> dirs;
@@ -240,17 +248,31 @@ int sweep_command(const SweepOptions& opt)
   write_file_atomic(opt.out_dir + "/sweep.csv", csv);
 
   // The printed table: axis values and the headline figures.
+  std::size_t key_columns = 0;
+  for (const Axis& a : axes)
+    key_columns += a.keys.size();
   std::vector<std::size_t> show;
   for (std::size_t k = 1; k < header.size(); ++k)
-    if (k <= 1 + axes.size() + 0 ||
+    if (k <= key_columns + 1 ||
         (serving ? (header[k] == "median_ttft_ms" || header[k] == "median_itl_ms" || header[k] == "p99_itl_ms" ||
                     header[k] == "output_throughput" || header[k] == "output_throughput_per_gpu" ||
                     header[k] == "output_throughput_per_user")
                  : true))
       show.push_back(k);
+  std::vector<std::string> labels;
+  for (const std::string& h : header) { // short column labels: a key's leaf, vLLM's throughputs as tok/s
+    static const std::map<std::string, std::string> short_names{{"output_throughput", "tok/s"},
+                                                                {"output_throughput_per_gpu", "tok/s/gpu"},
+                                                                {"output_throughput_per_user", "tok/s/user"},
+                                                                {"median_ttft_ms", "ttft_p50_ms"},
+                                                                {"median_itl_ms", "itl_p50_ms"},
+                                                                {"p99_itl_ms", "itl_p99_ms"}};
+    auto it = short_names.find(h);
+    labels.push_back(it != short_names.end() ? it->second : h.substr(h.rfind('.') + 1));
+  }
   std::vector<std::size_t> width(header.size(), 0);
   for (std::size_t k : show) {
-    width[k] = header[k].size();
+    width[k] = labels[k].size();
     for (const auto& r : rows)
       width[k] = std::max(width[k], std::min<std::size_t>(r[k].size(), 24));
   }
@@ -258,9 +280,11 @@ int sweep_command(const SweepOptions& opt)
     std::string line;
     for (std::size_t k : show)
       line += fmt::format("{:>{}}  ", r[k].substr(0, 24), width[k]);
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
     fmt::print("{}\n", line);
   };
-  print_row(header);
+  print_row(labels);
   for (const auto& r : rows)
     print_row(r);
   fmt::print("wrote {}/sweep.csv ({} points, {} failed)\n", opt.out_dir, points.size(), failed);

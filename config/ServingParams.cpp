@@ -43,80 +43,96 @@ void read_sweep(YamlMap& root, const std::string& leaf, Scenario& s)
 void add_serving_params(std::vector<ParamDecl>& p)
 {
   /*** workload: vllm bench serve's options ***/
-  p.push_back(int_param("workload.num_prompts", "requests", 0, 0, 10000000,
-                        "Requests of a serving run (vllm bench serve --num-prompts); 0: one step, no serving run",
-                        [](Scenario& s) -> auto& { return s.requests.num_prompts; }));
-  p.push_back(int_param("workload.max_concurrency", "requests", 0, 0, 1000000,
-                        "Requests in flight at most (--max-concurrency); 0: unlimited",
-                        [](Scenario& s) -> auto& { return s.requests.max_concurrency; }));
-  p.push_back(double_param("workload.request_rate", "req/s", 0.0, 0.0, 1e9,
-                           "Arrival rate (--request-rate); 0: every request at t = 0 (vLLM's inf)",
-                           [](Scenario& s) -> auto& { return s.requests.request_rate; }));
-  p.push_back(double_param("workload.burstiness", "", 1.0, 1e-3, 1e3,
-                           "Gamma shape of inter-arrival times (--burstiness); 1 = Poisson",
-                           [](Scenario& s) -> auto& { return s.requests.burstiness; }));
-  p.push_back(int_param("workload.random_input_len", "tokens", 1024, 1, 1 << 20,
-                        "Prompt length (--random-input-len)", [](Scenario& s) -> auto& { return s.requests.random_input_len; }));
-  p.push_back(int_param("workload.random_output_len", "tokens", 128, 1, 1 << 20,
-                        "Output length (--random-output-len)",
-                        [](Scenario& s) -> auto& { return s.requests.random_output_len; }));
-  p.push_back(double_param("workload.random_range_ratio", "", 0.0, 0.0, 0.999,
-                           "Lengths uniform in [len (1 - r), len (1 + r)] (--random-range-ratio)",
-                           [](Scenario& s) -> auto& { return s.requests.random_range_ratio; }));
+  p.push_back(int_param(
+      "workload.num_prompts", "requests", 0, 0, 10000000,
+      "Requests of a serving run (vllm bench serve --num-prompts); 0: one step, no serving run",
+      [](Scenario & s) -> auto& { return s.requests.num_prompts; }));
+  p.push_back(int_param(
+      "workload.max_concurrency", "requests", 0, 0, 1000000,
+      "Requests in flight at most (--max-concurrency); 0: unlimited",
+      [](Scenario & s) -> auto& { return s.requests.max_concurrency; }));
+  p.push_back(double_param(
+      "workload.request_rate", "req/s", 0.0, 0.0, 1e9,
+      "Arrival rate (--request-rate); 0: every request at t = 0 (vLLM's inf)",
+      [](Scenario & s) -> auto& { return s.requests.request_rate; }));
+  p.push_back(double_param(
+      "workload.burstiness", "", 1.0, 1e-3, 1e3, "Gamma shape of inter-arrival times (--burstiness); 1 = Poisson",
+      [](Scenario & s) -> auto& { return s.requests.burstiness; }));
+  p.push_back(int_param(
+      "workload.random_input_len", "tokens", 1024, 1, 1 << 20, "Prompt length (--random-input-len)",
+      [](Scenario & s) -> auto& { return s.requests.random_input_len; }));
+  p.push_back(int_param(
+      "workload.random_output_len", "tokens", 128, 1, 1 << 20, "Output length (--random-output-len)",
+      [](Scenario & s) -> auto& { return s.requests.random_output_len; }));
+  p.push_back(double_param(
+      "workload.random_range_ratio", "", 0.0, 0.0, 0.999,
+      "Lengths uniform in [len (1 - r), len (1 + r)] (--random-range-ratio)",
+      [](Scenario & s) -> auto& { return s.requests.random_range_ratio; }));
   p.push_back({"workload.trace", "string", "", "none", "a CSV file: arrival_s,input_len,output_len",
                "Request trace replacing the random arrivals and lengths (relative to the scenario's folder)",
                [](Scenario& s) { s.requests.trace.clear(); },
                [](YamlMap& m, const std::string& leaf, Scenario& s) {
                  const std::filesystem::path path = m.get_string(leaf);
-                 s.requests.trace = path.is_absolute()
-                                        ? path.string()
-                                        : (std::filesystem::path(m.file()).parent_path() / path).lexically_normal().string();
+                 s.requests.trace =
+                     path.is_absolute()
+                         ? path.string()
+                         : (std::filesystem::path(m.file()).parent_path() / path).lexically_normal().string();
                }});
 
   /*** scheduler: vLLM V1 engine arguments ***/
-  p.push_back(int_param("scheduler.max_num_seqs", "requests", 256, 1, 1 << 20, "Running requests per DP rank at most",
-                        [](Scenario& s) -> auto& { return s.scheduler.max_num_seqs; }));
-  p.push_back(int_param("scheduler.max_num_batched_tokens", "tokens", 8192, 1, 1 << 24,
-                        "Token budget of one step per DP rank",
-                        [](Scenario& s) -> auto& { return s.scheduler.max_num_batched_tokens; }));
-  p.push_back(bool_param("scheduler.enable_chunked_prefill", true, "Split long prompts across steps",
-                         [](Scenario& s) -> auto& { return s.scheduler.enable_chunked_prefill; }));
-  p.push_back(bool_param("scheduler.async_scheduling", false,
-                         "Schedule step n+1 while step n runs (hides the host's per-step work behind the GPU)",
-                         [](Scenario& s) -> auto& { return s.scheduler.async_scheduling; }));
-  p.push_back(bool_param("scheduler.dp_least_loaded", false,
-                         "Send each request to the DP rank with the fewest requests (else round-robin)",
-                         [](Scenario& s) -> auto& { return s.scheduler.dp_least_loaded; }));
-  p.push_back(double_param("scheduler.gpu_memory_utilization", "", 0.9, 0.05, 1.0,
-                           "Fraction of HBM vLLM may use (weights + activations + KV cache)",
-                           [](Scenario& s) -> auto& { return s.scheduler.gpu_memory_utilization; }));
-  p.push_back(int_param("scheduler.block_size", "tokens", 16, 1, 4096, "KV-cache block size",
-                        [](Scenario& s) -> auto& { return s.scheduler.block_size; }));
-  p.push_back(int_param("scheduler.num_gpu_blocks_override", "blocks", 0, 0, 1 << 30,
-                        "KV blocks per DP rank instead of the HBM budget (vLLM --num-gpu-blocks-override); 0: from HBM",
-                        [](Scenario& s) -> auto& { return s.scheduler.num_gpu_blocks_override; }));
-  p.push_back(double_param("scheduler.scheduler_cpu_us", "us", 0.0, 0.0, 1e6,
-                           "Measured host time of one scheduler step, added to each step (hidden under async)",
-                           [](Scenario& s) -> auto& { return s.scheduler.scheduler_cpu_us; }));
+  p.push_back(int_param(
+      "scheduler.max_num_seqs", "requests", 256, 1, 1 << 20, "Running requests per DP rank at most",
+      [](Scenario & s) -> auto& { return s.scheduler.max_num_seqs; }));
+  p.push_back(int_param(
+      "scheduler.max_num_batched_tokens", "tokens", 8192, 1, 1 << 24, "Token budget of one step per DP rank",
+      [](Scenario & s) -> auto& { return s.scheduler.max_num_batched_tokens; }));
+  p.push_back(bool_param(
+      "scheduler.enable_chunked_prefill", true, "Split long prompts across steps",
+      [](Scenario & s) -> auto& { return s.scheduler.enable_chunked_prefill; }));
+  p.push_back(bool_param(
+      "scheduler.async_scheduling", false,
+      "Schedule step n+1 while step n runs (hides the host's per-step work behind the GPU)",
+      [](Scenario & s) -> auto& { return s.scheduler.async_scheduling; }));
+  p.push_back(bool_param(
+      "scheduler.dp_least_loaded", false,
+      "Send each request to the DP rank with the fewest requests (else round-robin)",
+      [](Scenario & s) -> auto& { return s.scheduler.dp_least_loaded; }));
+  p.push_back(double_param(
+      "scheduler.gpu_memory_utilization", "", 0.9, 0.05, 1.0,
+      "Fraction of HBM vLLM may use (weights + activations + KV cache)",
+      [](Scenario & s) -> auto& { return s.scheduler.gpu_memory_utilization; }));
+  p.push_back(int_param(
+      "scheduler.block_size", "tokens", 16, 1, 4096, "KV-cache block size",
+      [](Scenario & s) -> auto& { return s.scheduler.block_size; }));
+  p.push_back(int_param(
+      "scheduler.num_gpu_blocks_override", "blocks", 0, 0, 1 << 30,
+      "KV blocks per DP rank instead of the HBM budget (vLLM --num-gpu-blocks-override); 0: from HBM",
+      [](Scenario & s) -> auto& { return s.scheduler.num_gpu_blocks_override; }));
+  p.push_back(double_param(
+      "scheduler.scheduler_cpu_us", "us", 0.0, 0.0, 1e6,
+      "Measured host time of one scheduler step, added to each step (hidden under async)",
+      [](Scenario & s) -> auto& { return s.scheduler.scheduler_cpu_us; }));
 
   /*** serving: the step-time cache and outputs ***/
-  p.push_back(int_param("serving.context_buckets_per_octave", "buckets", 4, 1, 64,
-                        "KV-length buckets of the step-time cache per power of two",
-                        [](Scenario& s) -> auto& { return s.serving.context_buckets_per_octave; }));
-  p.push_back(int_param("serving.token_buckets_per_octave", "buckets", 8, 1, 64,
-                        "Step-token buckets per power of two above 512 tokens (below: vLLM's CUDA-graph sizes)",
-                        [](Scenario& s) -> auto& { return s.serving.token_buckets_per_octave; }));
-  p.push_back(int_param("serving.exact_samples", "shapes", 8, 0, 1000,
-                        "Step shapes also simulated unbucketed to measure the cache's bucket error",
-                        [](Scenario& s) -> auto& { return s.serving.exact_samples; }));
-  p.push_back(bool_param("serving.step_trace", true, "Write steps.csv (one row per simulated step)",
-                         [](Scenario& s) -> auto& { return s.serving.step_trace; }));
+  p.push_back(int_param(
+      "serving.context_buckets_per_octave", "buckets", 4, 1, 64,
+      "KV-length buckets of the step-time cache per power of two",
+      [](Scenario & s) -> auto& { return s.serving.context_buckets_per_octave; }));
+  p.push_back(int_param(
+      "serving.token_buckets_per_octave", "buckets", 8, 1, 64,
+      "Step-token buckets per power of two above 512 tokens (below: vLLM's CUDA-graph sizes)",
+      [](Scenario & s) -> auto& { return s.serving.token_buckets_per_octave; }));
+  p.push_back(int_param(
+      "serving.exact_samples", "shapes", 8, 0, 1000,
+      "Step shapes also simulated unbucketed to measure the cache's bucket error",
+      [](Scenario & s) -> auto& { return s.serving.exact_samples; }));
+  p.push_back(bool_param(
+      "serving.step_trace", true, "Write steps.csv (one row per simulated step)",
+      [](Scenario & s) -> auto& { return s.serving.step_trace; }));
 
   p.push_back({"sweep", "sweep", "", "none", "{key: [values], \"k1,k2\": [[a1, a2], ...]}",
-               "Sweep axes for `dbosim sweep` (cartesian product, first axis slowest)", [](Scenario& s) {
-                 s.sweep_axes = 0;
-               },
-               read_sweep});
+               "Sweep axes for `dbosim sweep` (cartesian product, first axis slowest)",
+               [](Scenario& s) { s.sweep_axes = 0; }, read_sweep});
 }
 
 } // namespace dbosim

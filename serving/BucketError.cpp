@@ -16,12 +16,13 @@ nlohmann::ordered_json measure_bucket_error(const ServingResult& r, const StepCa
       ++exact_steps;
       continue;
     }
-    auto& u  = uses[s.exact];
+    auto& u = uses[s.exact];
     u.first += 1;
     u.second = s.bucketed;
   }
   std::vector<std::pair<StepKey, std::pair<long, StepKey>>> list(uses.begin(), uses.end());
-  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::stable_sort(list.begin(), list.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   std::vector<std::size_t> pick;
   const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(samples, 0)), list.size());
   for (std::size_t i = 0; i < n; ++i)
@@ -39,14 +40,18 @@ nlohmann::ordered_json measure_bucket_error(const ServingResult& r, const StepCa
     const auto& [steps, bucket] = list[pick[k]].second;
     const double bucket_us      = cache.entries().at(bucket).step_us;
     const double pct            = 100.0 * std::abs(bucket_us - exact[k].step_us) / exact[k].step_us;
-    max_pct = std::max(max_pct, pct);
+    max_pct                     = std::max(max_pct, pct);
     sum_pct += pct;
     weighted += pct * double(steps);
     weight += steps;
-    rows.push_back({{"exact", keys[k].to_string()}, {"bucket", bucket.to_string()}, {"steps", steps},
-                    {"exact_us", exact[k].step_us}, {"bucket_us", bucket_us}, {"error_pct", pct}});
+    rows.push_back({{"exact", keys[k].to_string()},
+                    {"bucket", bucket.to_string()},
+                    {"steps", steps},
+                    {"exact_us", exact[k].step_us},
+                    {"bucket_us", bucket_us},
+                    {"error_pct", pct}});
   }
-  out["steps_on_exact_shapes"]   = exact_steps;
+  out["steps_on_exact_shapes"]    = exact_steps;
   out["distinct_bucketed_shapes"] = uses.size();
   out["samples"]                  = keys.size();
   out["max_error_pct"]            = max_pct;

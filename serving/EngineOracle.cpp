@@ -53,8 +53,8 @@ struct ChildResult {
 };
 
 struct Child {
-  pid_t pid = -1;
-  int fd    = -1;
+  pid_t pid         = -1;
+  int fd            = -1;
   std::size_t index = 0;
 };
 
@@ -99,8 +99,8 @@ ChildResult collect(const Child& c, const StepKey& key)
   int status = 0;
   waitpid(c.pid, &status, 0);
   if (got != sizeof r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw InternalError(fmt::format("step-time oracle: the child simulating {} died (status {})", key.to_string(),
-                                    status));
+    throw InternalError(
+        fmt::format("step-time oracle: the child simulating {} died (status {})", key.to_string(), status));
   return r;
 }
 

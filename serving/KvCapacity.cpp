@@ -26,24 +26,24 @@ double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSp
   const double h = m.hidden;
   double attn    = 0;
   if (m.attention == AttentionKind::mla) {
-    const auto& a      = m.mla;
-    const double qk    = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    const double q_in  = a.q_lora_rank > 0 ? a.q_lora_rank : h;
-    const double q_a   = a.q_lora_rank > 0 ? h * a.q_lora_rank : 0;
-    attn = q_a + q_in * a.num_heads * qk + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+    const auto& a     = m.mla;
+    const double qk   = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const double q_in = a.q_lora_rank > 0 ? a.q_lora_rank : h;
+    const double q_a  = a.q_lora_rank > 0 ? h * a.q_lora_rank : 0;
+    attn              = q_a + q_in * a.num_heads * qk + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
            a.kv_lora_rank * a.num_heads * (a.qk_nope_head_dim + a.v_head_dim) + a.num_heads * a.v_head_dim * h;
   } else {
     const auto& g = m.gqa;
     attn          = h * (g.num_heads + 2.0 * g.num_kv_heads) * g.head_dim + g.num_heads * g.head_dim * h;
   }
-  const double tp     = p.tp;
-  const double attn_b = attn / tp * dtype_bytes(m.attn_dtype);
-  const double w_b    = dtype_bytes(m.weight_dtype);
-  const double dense  = 3.0 * h * m.dense_intermediate / tp * w_b;
+  const double tp            = p.tp;
+  const double attn_b        = attn / tp * dtype_bytes(m.attn_dtype);
+  const double w_b           = dtype_bytes(m.weight_dtype);
+  const double dense         = 3.0 * h * m.dense_intermediate / tp * w_b;
   const double local_experts = std::ceil(double(m.num_routed_experts) / std::max(1, p.ep));
   const double moe = local_experts * 3.0 * h * m.moe_intermediate * w_b + 3.0 * h * m.shared_intermediate / tp * w_b +
                      h * m.num_routed_experts * 4.0; // fp32 router
-  const double embed = 2.0 * m.vocab * h / tp * 2.0;  // embedding + lm_head, BF16
+  const double embed = 2.0 * m.vocab * h / tp * 2.0; // embedding + lm_head, BF16
   return m.num_layers * attn_b + m.first_k_dense * dense + m.num_moe_layers() * moe + embed;
 }
 
@@ -54,10 +54,9 @@ namespace {
  *  max_num_seqs sampled tokens). */
 double activation_bytes(const Scenario& s)
 {
-  const auto& m     = s.model;
+  const auto& m       = s.model;
   const double widest = std::max({double(m.dense_intermediate) / s.parallel.tp,
-                                  double(m.shared_intermediate) / s.parallel.tp,
-                                  double(m.moe_intermediate) * m.top_k});
+                                  double(m.shared_intermediate) / s.parallel.tp, double(m.moe_intermediate) * m.top_k});
   return double(s.scheduler.max_num_batched_tokens) * 2.0 * (4.0 * m.hidden + 2.0 * widest) +
          double(s.scheduler.max_num_seqs) * m.vocab / s.parallel.tp * 4.0;
 }
@@ -66,10 +65,14 @@ double activation_bytes(const Scenario& s)
 
 nlohmann::ordered_json KvCapacity::to_json() const
 {
-  return {{"kv_bytes_per_token", kv_bytes_per_token}, {"weight_bytes", weight_bytes},
-          {"activation_bytes", activation_bytes},     {"budget_bytes", budget_bytes},
-          {"num_blocks", num_blocks},                 {"block_size", block_size},
-          {"kv_tokens", tokens()},                    {"overridden", overridden}};
+  return {{"kv_bytes_per_token", kv_bytes_per_token},
+          {"weight_bytes", weight_bytes},
+          {"activation_bytes", activation_bytes},
+          {"budget_bytes", budget_bytes},
+          {"num_blocks", num_blocks},
+          {"block_size", block_size},
+          {"kv_tokens", tokens()},
+          {"overridden", overridden}};
 }
 
 KvCapacity kv_capacity(const Scenario& s)
@@ -85,7 +88,7 @@ KvCapacity kv_capacity(const Scenario& s)
     c.overridden = true;
     return c;
   }
-  const double free_bytes = c.budget_bytes - c.weight_bytes - c.activation_bytes;
+  const double free_bytes  = c.budget_bytes - c.weight_bytes - c.activation_bytes;
   const double block_bytes = c.kv_bytes_per_token * c.block_size;
   if (!(free_bytes > block_bytes) || !(block_bytes > 0))
     throw InputError(s.file, 0, 0, "scheduler.gpu_memory_utilization",

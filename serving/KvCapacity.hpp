@@ -10,13 +10,13 @@
 namespace dbosim::serving {
 
 struct KvCapacity {
-  double kv_bytes_per_token  = 0; ///< all layers, on one GPU
-  double weight_bytes        = 0; ///< resident on one GPU
-  double activation_bytes    = 0; ///< peak of one max_num_batched_tokens step (estimate, see .cpp)
-  double budget_bytes        = 0; ///< HBM × gpu_memory_utilization
-  long num_blocks            = 0; ///< KV blocks per DP rank
-  int block_size             = 16;
-  bool overridden            = false; ///< from scheduler.num_gpu_blocks_override
+  double kv_bytes_per_token = 0; ///< all layers, on one GPU
+  double weight_bytes       = 0; ///< resident on one GPU
+  double activation_bytes   = 0; ///< peak of one max_num_batched_tokens step (estimate, see .cpp)
+  double budget_bytes       = 0; ///< HBM × gpu_memory_utilization
+  long num_blocks           = 0; ///< KV blocks per DP rank
+  int block_size            = 16;
+  bool overridden           = false; ///< from scheduler.num_gpu_blocks_override
   long tokens() const { return num_blocks * block_size; }
   nlohmann::ordered_json to_json() const;
 };

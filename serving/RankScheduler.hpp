@@ -12,13 +12,13 @@ namespace dbosim::serving {
 
 /** @brief A request inside the engine. num_tokens = prompt + tokens generated so far (vLLM's num_tokens). */
 struct LiveRequest {
-  const Request* req = nullptr;
-  int rank           = 0;
-  double send_s      = 0;  ///< the client sent it (after the max_concurrency cap)
-  int computed       = 0;  ///< tokens with their KV in the cache (vLLM num_computed_tokens)
-  int generated      = 0;  ///< output tokens emitted
-  long blocks        = 0;  ///< KV blocks held
-  int preemptions    = 0;
+  const Request* req   = nullptr;
+  int rank             = 0;
+  double send_s        = 0; ///< the client sent it (after the max_concurrency cap)
+  int computed         = 0; ///< tokens with their KV in the cache (vLLM num_computed_tokens)
+  int generated        = 0; ///< output tokens emitted
+  long blocks          = 0; ///< KV blocks held
+  int preemptions      = 0;
   double first_token_s = -1;
   double last_token_s  = -1;
   double finish_s      = -1;
@@ -30,15 +30,18 @@ struct LiveRequest {
 struct RankStep {
   std::vector<LiveRequest*> scheduled;
   std::vector<int> num_new; ///< new tokens of each scheduled request
-  int tokens      = 0;
-  bool all_decode = true; ///< every scheduled request computes exactly one token (a uniform decode batch)
-  long context_sum = 0;   ///< sum of KV lengths after the step
-  int preempted   = 0;
+  int tokens       = 0;
+  bool all_decode  = true; ///< every scheduled request computes exactly one token (a uniform decode batch)
+  long context_sum = 0;    ///< sum of KV lengths after the step
+  int preempted    = 0;
 };
 
 class RankScheduler {
 public:
-  RankScheduler(const SchedulerConfig& cfg, long num_blocks) : cfg_(cfg), free_blocks_(num_blocks), total_blocks_(num_blocks) {}
+  RankScheduler(const SchedulerConfig& cfg, long num_blocks)
+      : cfg_(cfg), free_blocks_(num_blocks), total_blocks_(num_blocks)
+  {
+  }
 
   void add(LiveRequest* r) { waiting_.push_back(r); }
   /** @brief vLLM V1's schedule(): running requests first (preempting from the back when blocks run out), then

@@ -15,8 +15,8 @@ double percentile(std::vector<double> v, double pct)
   if (v.empty())
     return 0;
   std::sort(v.begin(), v.end());
-  const double rank = pct / 100.0 * double(v.size() - 1);
-  const auto lo     = static_cast<std::size_t>(std::floor(rank));
+  const double rank    = pct / 100.0 * double(v.size() - 1);
+  const auto lo        = static_cast<std::size_t>(std::floor(rank));
   const std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (rank - double(lo));
 }
@@ -88,7 +88,7 @@ json serving_metrics(const ServingResult& r, int gpus)
   add_stats(m, "itl", itl);
   add_stats(m, "e2el", e2el);
   m["output_throughput_per_gpu"] = double(out_tokens) * per_s / gpus;
-  const double mean_tpot_s       = tpot.empty() ? 0 : std::accumulate(tpot.begin(), tpot.end(), 0.0) / double(tpot.size());
+  const double mean_tpot_s = tpot.empty() ? 0 : std::accumulate(tpot.begin(), tpot.end(), 0.0) / double(tpot.size());
   m["output_throughput_per_user"] = mean_tpot_s > 0 ? 1.0 / mean_tpot_s : 0;
   m["mean_requests_in_system"]    = mean_requests_in_system(r);
   m["num_steps"]                  = r.steps.size();

@@ -89,7 +89,8 @@ int Pass::pick_rank()
 /** The client: every request whose arrival time has come is sent, unless max_concurrency are in flight. */
 void Pass::send_due(double now_s)
 {
-  while (next_req_ < reqs_.size() && reqs_[next_req_].arrival_s <= now_s && (max_conc_ == 0 || in_flight_ < max_conc_)) {
+  while (next_req_ < reqs_.size() && reqs_[next_req_].arrival_s <= now_s &&
+         (max_conc_ == 0 || in_flight_ < max_conc_)) {
     LiveRequest& lr = live_[next_req_];
     lr.req          = &reqs_[next_req_];
     lr.send_s       = now_s;
@@ -104,16 +105,16 @@ ServingResult Pass::run()
 {
   ServingResult res;
   live_.assign(reqs_.size(), LiveRequest{});
-  double now_s  = 0;
+  double now_s     = 0;
   std::size_t done = 0;
   while (done < reqs_.size()) {
     send_due(now_s);
     std::vector<RankStep> steps;
     int max_rank = 0;
-    bool any     = false, all_decode = true;
+    bool any = false, all_decode = true;
     for (int r = 0; r < p_.dp; ++r) {
       steps.push_back(ranks_[r].schedule());
-      any = any || !steps.back().scheduled.empty();
+      any        = any || !steps.back().scheduled.empty();
       all_decode = all_decode && steps.back().all_decode;
       if (steps.back().tokens > steps[max_rank].tokens)
         max_rank = r;
@@ -131,8 +132,8 @@ ServingResult Pass::run()
     }
     const RankStep& big = steps[max_rank];
     StepRecord rec;
-    rec.start_s           = now_s;
-    rec.exact.phase       = all_decode ? models::Phase::decode : models::Phase::prefill;
+    rec.start_s     = now_s;
+    rec.exact.phase = all_decode ? models::Phase::decode : models::Phase::prefill;
     // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
     rec.exact.tokens      = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
     rec.exact.batch       = static_cast<int>(big.scheduled.size());
@@ -140,12 +141,12 @@ ServingResult Pass::run()
                                 ? 1
                                 : static_cast<int>((big.context_sum + static_cast<long>(big.scheduled.size()) / 2) /
                                                    static_cast<long>(big.scheduled.size()));
-    rec.bucketed     = p_.buckets.bucket(rec.exact);
-    const StepTime t = step_time(rec.bucketed);
-    rec.step_us      = t.step_us;
-    rec.host_gap_us  = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
-    rec.ubatches     = t.ubatches;
-    rec.cuda_graph   = t.cuda_graph;
+    rec.bucketed          = p_.buckets.bucket(rec.exact);
+    const StepTime t      = step_time(rec.bucketed);
+    rec.step_us           = t.step_us;
+    rec.host_gap_us       = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
+    rec.ubatches          = t.ubatches;
+    rec.cuda_graph        = t.cuda_graph;
     for (int r = 0; r < p_.dp; ++r) {
       rec.running += ranks_[r].running();
       rec.waiting += ranks_[r].waiting();
@@ -188,10 +189,10 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
                        fmt::format(">= {} or enable_chunked_prefill: true", r.input_len));
   }
   if (blocks_needed_max > p.kv_blocks_per_rank)
-    throw InputError(p.file, 0, 0, "workload.random_input_len",
-                     fmt::format("a request needs {} KV blocks, the rank's cache holds {}", blocks_needed_max,
-                                 p.kv_blocks_per_rank),
-                     fmt::format("input + output <= {} tokens", p.kv_blocks_per_rank * p.scheduler.block_size));
+    throw InputError(
+        p.file, 0, 0, "workload.random_input_len",
+        fmt::format("a request needs {} KV blocks, the rank's cache holds {}", blocks_needed_max, p.kv_blocks_per_rank),
+        fmt::format("input + output <= {} tokens", p.kv_blocks_per_rank * p.scheduler.block_size));
 
   ServingResult res;
   int pass = 0;

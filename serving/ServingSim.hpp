@@ -20,30 +20,30 @@
 namespace dbosim::serving {
 
 struct StepRecord {
-  double start_s       = 0;
-  double step_us       = 0; ///< the engine's step time for the bucketed shape
-  double host_gap_us   = 0; ///< the host's part of the step (sync and scheduling), 0 when hidden by async
-  StepKey exact;            ///< the shape as scheduled (largest rank, mean context)
+  double start_s     = 0;
+  double step_us     = 0; ///< the engine's step time for the bucketed shape
+  double host_gap_us = 0; ///< the host's part of the step (sync and scheduling), 0 when hidden by async
+  StepKey exact;          ///< the shape as scheduled (largest rank, mean context)
   StepKey bucketed;
-  int running          = 0; ///< requests running on all ranks after scheduling
-  int waiting          = 0; ///< requests waiting on all ranks
-  long kv_blocks_used  = 0; ///< on the fullest rank
-  int preempted        = 0;
-  int total_tokens     = 0; ///< over all ranks
-  int ubatches         = 1;
-  bool cuda_graph      = false;
+  int running         = 0; ///< requests running on all ranks after scheduling
+  int waiting         = 0; ///< requests waiting on all ranks
+  long kv_blocks_used = 0; ///< on the fullest rank
+  int preempted       = 0;
+  int total_tokens    = 0; ///< over all ranks
+  int ubatches        = 1;
+  bool cuda_graph     = false;
 };
 
 struct ServingParams {
-  int dp                   = 1;
-  int gpus                 = 1;
+  int dp   = 1;
+  int gpus = 1;
   SchedulerConfig scheduler;
-  long kv_blocks_per_rank  = 0;
-  double host_gap_us       = 0; ///< the host's gap between steps without async scheduling
-  bool graph_decode        = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
+  long kv_blocks_per_rank = 0;
+  double host_gap_us      = 0;    ///< the host's gap between steps without async scheduling
+  bool graph_decode       = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
   Buckets buckets;
-  int max_guess_passes     = 6;
-  std::string file         = "scenario"; ///< the scenario file, for errors
+  int max_guess_passes = 6;
+  std::string file     = "scenario"; ///< the scenario file, for errors
 };
 
 struct ServingResult {

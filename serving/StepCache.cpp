@@ -17,7 +17,7 @@ const StepTime* StepCache::find(const StepKey& bucketed)
 
 const StepTime* StepCache::nearest(const StepKey& key) const
 {
-  auto dist = [](int a, int b) { return std::abs(std::log2(1.0 + a) - std::log2(1.0 + b)); };
+  auto dist            = [](int a, int b) { return std::abs(std::log2(1.0 + a) - std::log2(1.0 + b)); };
   const StepTime* best = nullptr;
   double best_d        = std::numeric_limits<double>::infinity();
   for (const auto& [k, t] : entries_) {

@@ -74,6 +74,9 @@ StepKey Buckets::bucket(const StepKey& e) const
   b.tokens      = tokens(e.tokens);
   b.batch       = std::min(b.tokens, batch(e.batch));
   b.context_len = std::max(1, context(e.context_len));
+  // A request attends over at least its own new tokens: keep the bucket a shape the cost model accepts.
+  if (b.batch > 0)
+    b.context_len = std::max(b.context_len, (b.tokens + b.batch - 1) / b.batch);
   return b;
 }
 

@@ -5,7 +5,8 @@
  *   batch   : requests on that rank: exact up to 16, then rounded up on the tokens' geometric grid, never above
  *             tokens.
  *   context : mean KV length of the step's requests, rounded to the nearest point of a geometric grid of
- *             `context_buckets_per_octave` points per power of two (exact up to 16).
+ *             `context_buckets_per_octave` points per power of two (exact up to 16), and never below the bucket's
+ *             tokens per request (a request attends over at least its own new tokens).
  *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill). */
 #pragma once
 #include "models/OpCost.hpp"
@@ -17,10 +18,10 @@
 namespace dbosim::serving {
 
 struct StepKey {
-  models::Phase phase = models::Phase::decode;
-  int tokens          = 0;
-  int batch           = 0;
-  int context_len     = 0;
+  models::Phase phase                    = models::Phase::decode;
+  int tokens                             = 0;
+  int batch                              = 0;
+  int context_len                        = 0;
   auto operator<=>(const StepKey&) const = default;
   std::string to_string() const;
 };
@@ -30,8 +31,8 @@ struct StepTime {
   double step_us         = 0;
   double exposed_comm_us = 0;
   double overlap_us      = 0;
-  int ubatches           = 1;     ///< 2: DBO split the step
-  bool cuda_graph        = false; ///< the step replays a full CUDA graph
+  int ubatches           = 1;        ///< 2: DBO split the step
+  bool cuda_graph        = false;    ///< the step replays a full CUDA graph
   std::array<double, 6> per_op_us{}; ///< A0 A1 D MLP S C totals
 };
 

@@ -82,7 +82,8 @@ std::vector<Request> read_request_trace(const std::string& path)
                          k == 0 ? ">= 0 s" : "integer >= 1");
     }
     if (v[0] < previous)
-      throw InputError(path, line_no, 1, "arrival_s", fmt::format("{} is before the previous arrival {}", v[0], previous),
+      throw InputError(path, line_no, 1, "arrival_s",
+                       fmt::format("{} is before the previous arrival {}", v[0], previous),
                        fmt::format(">= {}", previous));
     for (int k = 1; k < 3; ++k)
       if (v[k] < 1 || v[k] > (1 << 24) || v[k] != std::floor(v[k]))

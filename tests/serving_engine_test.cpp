@@ -1,10 +1,10 @@
 /* The serving layer on the real engine (each step shape simulated in a forked child), and the CLI: byte-identical
  * serving runs and sweeps whatever -j. */
+#include "TempDir.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
 #include "serving/ServingSim.hpp"
 #include "serving/Workload.hpp"
-#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -42,9 +42,9 @@ TEST_CASE("serving::EngineOracle: at concurrency 1 the ITL is the engine's batch
           "[quick]")
 {
   test::TempDir dir;
-  const Scenario s = load_scenario(dir.write("s.yaml", serving_yaml));
-  const KvCapacity kv     = kv_capacity(s);
-  const ServingParams p   = serving_params(s, kv);
+  const Scenario s      = load_scenario(dir.write("s.yaml", serving_yaml));
+  const KvCapacity kv   = kv_capacity(s);
+  const ServingParams p = serving_params(s, kv);
   EngineOracle oracle(s, 2);
   StepCache cache;
   const ServingResult res = run_serving(p, make_requests(s.requests, s.seed), 1, oracle, cache);
@@ -66,9 +66,10 @@ TEST_CASE("serving::KvCapacity: MLA stores one latent per token and layer; weigh
   // DeepSeek-V3: (512 + 64) BF16 per layer, 61 layers.
   CHECK(kv_bytes_per_token(s.model, 1) == Approx((512.0 + 64) * 2 * 61));
   const KvCapacity kv = kv_capacity(s);
-  CHECK(kv.weight_bytes > 60e9);  // ~671 B parameters over 8 GPUs, FP8 experts
+  CHECK(kv.weight_bytes > 60e9); // ~671 B parameters over 8 GPUs, FP8 experts
   CHECK(kv.weight_bytes < 100e9);
-  CHECK(kv.num_blocks * kv.block_size * kv.kv_bytes_per_token <= kv.budget_bytes - kv.weight_bytes - kv.activation_bytes);
+  CHECK(kv.num_blocks * kv.block_size * kv.kv_bytes_per_token <=
+        kv.budget_bytes - kv.weight_bytes - kv.activation_bytes);
   CHECK(kv.num_blocks > 1000);
 }
 
@@ -77,7 +78,7 @@ TEST_CASE("serving::cli: a serving run and a sweep are byte-identical across run
   test::TempDir dir;
   const std::string exe = DBOSIM_BINARY;
   const std::string s   = dir.write("s.yaml", serving_yaml + "sweep:\n  workload.max_concurrency: [1, 2]\n"
-                                                             "  overlap.enable_dbo: [false, true]\n");
+                                                               "  overlap.enable_dbo: [false, true]\n");
   REQUIRE(sh(exe + " run " + s + " --out " + dir.path() + "/a") == 0);
   REQUIRE(sh(exe + " run " + s + " --out " + dir.path() + "/b") == 0);
   for (const char* f : {"summary.json", "requests.csv", "steps.csv"})

@@ -62,11 +62,11 @@ TEST_CASE("serving::ServingSim: TTFT grows with queueing at a high request rate"
 {
   auto ttft_at = [](double rate) {
     RequestWorkload w;
-    w.num_prompts       = 200;
-    w.request_rate      = rate;
-    w.random_input_len  = 512;
-    w.random_output_len = 64;
-    ServingParams p     = small_params();
+    w.num_prompts            = 200;
+    w.request_rate           = rate;
+    w.random_input_len       = 512;
+    w.random_output_len      = 64;
+    ServingParams p          = small_params();
     p.scheduler.max_num_seqs = 8;
     ClosedFormOracle o;
     return serving_metrics(run(p, make_requests(w, 7), 0, o), 1)["median_ttft_ms"].get<double>();
@@ -129,10 +129,10 @@ TEST_CASE("serving::RankScheduler: preemption happens when and only when the KV 
 TEST_CASE("serving::ServingSim: Little's law holds on a steady Poisson run", "[quick]")
 {
   RequestWorkload w;
-  w.num_prompts       = 2000;
-  w.request_rate      = 20;
-  w.random_input_len  = 256;
-  w.random_output_len = 64;
+  w.num_prompts        = 2000;
+  w.request_rate       = 20;
+  w.random_input_len   = 256;
+  w.random_output_len  = 64;
   w.random_range_ratio = 0.5;
   ClosedFormOracle o;
   const ServingResult res = run(small_params(2), make_requests(w, 5), 0, o);
@@ -166,7 +166,7 @@ TEST_CASE("serving::StepCache: a long run simulates few distinct shapes, all of 
   CHECK(res.steps.size() > 2000);
   CHECK(cache.size() < res.steps.size() / 10);
   CHECK(o.calls == static_cast<long>(cache.size())); // no shape simulated twice
-  for (const StepRecord& s : res.steps) // the reported step time is the bucket's own, never a guess
+  for (const StepRecord& s : res.steps)              // the reported step time is the bucket's own, never a guess
     CHECK(s.step_us == o.time_us(s.bucketed));
 }
 
@@ -178,7 +178,7 @@ TEST_CASE("serving::Buckets: vLLM graph sizes up to 512, geometric grids above a
   CHECK(b.tokens(5) == 8);
   CHECK(b.tokens(250) == 256);
   CHECK(b.tokens(257) == 272);
-  CHECK(b.tokens(513) == 576);  // 512 (1 + 1/8)
+  CHECK(b.tokens(513) == 576);   // 512 (1 + 1/8)
   CHECK(b.tokens(1100) == 1152); // 1024 (1 + 1/8)
   CHECK(b.batch(9) == 9);
   CHECK(b.context(16) == 16);
@@ -200,7 +200,7 @@ TEST_CASE("serving::ServingSim: DP ranks share the load round-robin or least-loa
     ++per_rank[static_cast<std::size_t>(l.rank)];
   CHECK(per_rank == std::vector<int>{10, 10, 10, 10});
   p.scheduler.dp_least_loaded = true;
-  const auto ll = run(p, fixed_requests(40, 100, 10), 0, o);
+  const auto ll               = run(p, fixed_requests(40, 100, 10), 0, o);
   std::set<int> ranks;
   for (const LiveRequest& l : ll.live)
     ranks.insert(l.rank);

@@ -10,7 +10,7 @@ namespace dbosim::test {
 class ClosedFormOracle : public serving::StepTimeOracle {
 public:
   double base_us = 1000, per_token_us = 10, per_kv_us = 0.01;
-  long calls     = 0;
+  long calls = 0;
   double time_us(const serving::StepKey& k) const
   {
     const double tok = k.phase == models::Phase::prefill ? 4 * per_token_us : per_token_us;

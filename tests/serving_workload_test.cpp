@@ -1,8 +1,8 @@
 /* Workloads: deterministic draws, the rate and burstiness of the arrivals, length ranges, and the CSV trace. */
+#include "TempDir.hpp"
 #include "config/InputError.hpp"
 #include "serving/DetRng.hpp"
 #include "serving/Workload.hpp"
-#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 
