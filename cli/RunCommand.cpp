@@ -19,7 +19,7 @@ int run_command(const RunOptions& opt)
   }
   const Scenario s      = load_scenario(opt.scenario);
   if (has_serving_workload(s))
-    return serving_command(s, opt.out_dir);
+    return serving_command(s, opt.out_dir, opt.simgrid_args);
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
   if (!opt.explain.empty())

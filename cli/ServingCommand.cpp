@@ -20,14 +20,14 @@ using json = nlohmann::ordered_json;
 
 bool has_serving_workload(const Scenario& s) { return s.requests.num_prompts > 0 || !s.requests.trace.empty(); }
 
-int serving_command(const Scenario& s, const std::string& out_dir)
+int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args)
 {
   using namespace serving;
   const auto t0                 = std::chrono::steady_clock::now();
   const KvCapacity kv           = kv_capacity(s);
   const ServingParams params    = serving_params(s, kv);
   std::vector<Request> requests = make_requests(s.requests, s.seed);
-  EngineOracle oracle(s);
+  EngineOracle oracle(s, 0, simgrid_args);
   StepCache cache;
   const ServingResult res = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
   const json bucket_error = measure_bucket_error(res, cache, oracle, s.serving.exact_samples);

@@ -4,6 +4,7 @@
 #include "config/Scenario.hpp"
 
 #include <string>
+#include <vector>
 
 namespace dbosim::cli {
 
@@ -12,7 +13,7 @@ bool has_serving_workload(const Scenario& s);
 
 /** @brief Runs the workload through the scheduler and the step-time cache; prints vllm-bench-serve's table and
  *  writes out_dir/{summary.json (with a "serving" block), requests.csv, steps.csv}. Returns the exit code. */
-int serving_command(const Scenario& s, const std::string& out_dir);
+int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args = {});
 
 struct SweepOptions {
   std::string scenario;

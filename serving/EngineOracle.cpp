@@ -15,10 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <utility>
 
 namespace dbosim::serving {
 
-StepTime simulate_step_here(const Scenario& s, const StepKey& key)
+StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
 {
   Scenario v                 = s;
   v.workload.phase           = key.phase;
@@ -30,7 +31,7 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key)
   const sim::StepPlan plan  = sim::build_step_plan(v, sim::model_cost_source(v), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
-  const sim::Timeline tl = engine.run();
+  const sim::Timeline tl = engine.run(1, simgrid_args);
   const sim::Metrics m   = sim::compute_metrics(sched, tl);
   StepTime t;
   t.step_us         = m.step_time_us;
@@ -66,13 +67,13 @@ int default_jobs()
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-[[noreturn]] void run_child(const Scenario& s, const StepKey& key, int fd)
+[[noreturn]] void run_child(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args, int fd)
 {
   if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) // the engine's own prints stay out of our stdout
     dup2(null_fd, STDOUT_FILENO);
   ChildResult r;
   try {
-    r.time = simulate_step_here(s, key);
+    r.time = simulate_step_here(s, key, simgrid_args);
   } catch (const InputError& e) {
     r.status = 2;
     std::snprintf(r.message, sizeof r.message, "%s", e.what());
@@ -106,7 +107,10 @@ ChildResult collect(const Child& c, const StepKey& key)
 
 } // namespace
 
-EngineOracle::EngineOracle(const Scenario& s, int jobs) : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()) {}
+EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args)
+    : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args))
+{
+}
 
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
 {
@@ -125,7 +129,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
         throw InternalError("step-time oracle: fork failed");
       if (pid == 0) {
         close(fds[0]);
-        run_child(scenario_, keys[next], fds[1]);
+        run_child(scenario_, keys[next], simgrid_args_, fds[1]);
       }
       close(fds[1]);
       running.push_back({pid, fds[0], next});

@@ -5,12 +5,15 @@
 #include "config/Scenario.hpp"
 #include "serving/StepTimeOracle.hpp"
 
+#include <string>
+#include <vector>
+
 namespace dbosim::serving {
 
 class EngineOracle : public StepTimeOracle {
 public:
   /** @brief `jobs` 0: the machine's cores, or DBOSIM_ORACLE_JOBS when set (the sweep runner sets 1 per point). */
-  explicit EngineOracle(const Scenario& s, int jobs = 0);
+  explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {});
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
   /** @brief Shapes simulated so far (child processes started). */
   long simulated() const { return simulated_; }
@@ -18,10 +21,11 @@ public:
 private:
   const Scenario& scenario_;
   int jobs_;
+  std::vector<std::string> simgrid_args_;
   long simulated_ = 0;
 };
 
 /** @brief One step of `s` at `key`, in this process (starts SimGrid: once per process). */
-StepTime simulate_step_here(const Scenario& s, const StepKey& key);
+StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args = {});
 
 } // namespace dbosim::serving
