@@ -66,6 +66,7 @@ struct SchedulerConfig {
   int block_size              = 16;    ///< KV-cache block size (tokens)
   int num_gpu_blocks_override = 0;     ///< > 0: KV blocks per DP rank instead of the HBM budget
   double scheduler_cpu_us     = 0;     ///< measured host time of one scheduler step (0: none)
+  bool disaggregated_prefill  = false; ///< a prefill and a decode deployment (each the scenario's layout), KV over the NIC
 };
 
 /** @brief The serving simulation's own knobs (serving.* keys): step-time cache buckets and outputs. */

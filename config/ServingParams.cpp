@@ -113,6 +113,12 @@ void add_serving_params(std::vector<ParamDecl>& p)
       "Measured host time of one scheduler step, added to each step (hidden under async)",
       [](Scenario & s) -> auto& { return s.scheduler.scheduler_cpu_us; }));
 
+  p.push_back(bool_param(
+      "scheduler.disaggregated_prefill", false,
+      "Disaggregated prefill/decode: a prefill and a decode deployment, each with this layout (twice "
+      "the GPUs); the prompt's KV moves over the profile's NIC",
+      [](Scenario & s) -> auto& { return s.scheduler.disaggregated_prefill; }));
+
   /*** serving: the step-time cache and outputs ***/
   p.push_back(int_param(
       "serving.context_buckets_per_octave", "buckets", 4, 1, 64,

@@ -79,7 +79,7 @@ RankStep RankScheduler::schedule()
   return step;
 }
 
-std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s)
+std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s, bool hand_over_after_first_token)
 {
   std::vector<LiveRequest*> finished;
   for (std::size_t k = 0; k < step.scheduled.size(); ++k) {
@@ -93,8 +93,10 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
       r->itl_s.push_back(end_s - r->last_token_s);
     r->last_token_s = end_s;
     ++r->generated;
-    if (r->generated >= r->req->output_len) {
-      r->finish_s = end_s;
+    const bool done = r->generated >= r->req->output_len;
+    if (done || hand_over_after_first_token) {
+      if (done)
+        r->finish_s = end_s;
       release(r);
       running_.erase(std::find(running_.begin(), running_.end(), r));
       finished.push_back(r);

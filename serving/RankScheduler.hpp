@@ -48,8 +48,9 @@ public:
    *  waiting ones while the budget, max_num_seqs and the KV cache allow (none after a preemption). */
   RankStep schedule();
   /** @brief After the step: advance computed tokens; a request that has caught up samples a token. Returns the
-   *  requests that finished (their blocks are freed). */
-  std::vector<LiveRequest*> complete(const RankStep& step, double end_s);
+   *  requests that finished (their blocks are freed); with `hand_over_after_first_token` (a prefill-only
+   *  deployment) also those that just produced their first token, which leave for the decode deployment. */
+  std::vector<LiveRequest*> complete(const RankStep& step, double end_s, bool hand_over_after_first_token = false);
 
   int running() const { return static_cast<int>(running_.size()); }
   int waiting() const { return static_cast<int>(waiting_.size()); }

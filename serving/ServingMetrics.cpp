@@ -109,15 +109,15 @@ std::string requests_csv(const ServingResult& r)
 
 std::string steps_csv(const ServingResult& r)
 {
-  std::string out = "step,start_s,step_us,host_gap_us,phase,tokens,batch,context_len,bucket_tokens,bucket_batch,"
+  std::string out = "step,pool,start_s,step_us,host_gap_us,phase,tokens,batch,context_len,bucket_tokens,bucket_batch,"
                     "bucket_context_len,total_tokens,running,waiting,kv_blocks_used,preempted,ubatches,cuda_graph\n";
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const StepRecord& s = r.steps[i];
-    out += fmt::format("{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, s.start_s, s.step_us,
-                       s.host_gap_us, s.exact.phase == models::Phase::decode ? "decode" : "prefill", s.exact.tokens,
-                       s.exact.batch, s.exact.context_len, s.bucketed.tokens, s.bucketed.batch, s.bucketed.context_len,
-                       s.total_tokens, s.running, s.waiting, s.kv_blocks_used, s.preempted, s.ubatches,
-                       s.cuda_graph ? 1 : 0);
+    out += fmt::format("{},{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, s.pool, s.start_s,
+                       s.step_us, s.host_gap_us, s.exact.phase == models::Phase::decode ? "decode" : "prefill",
+                       s.exact.tokens, s.exact.batch, s.exact.context_len, s.bucketed.tokens, s.bucketed.batch,
+                       s.bucketed.context_len, s.total_tokens, s.running, s.waiting, s.kv_blocks_used, s.preempted,
+                       s.ubatches, s.cuda_graph ? 1 : 0);
   }
   return out;
 }

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 
 namespace dbosim::serving {
@@ -14,21 +17,37 @@ double host_gap_us(const Scenario& s) { return s.hw.stream_sync_us + s.scheduler
 ServingParams serving_params(const Scenario& s, const KvCapacity& kv)
 {
   ServingParams p;
-  p.file                       = s.file;
-  p.dp                         = s.parallel.dp;
-  p.gpus                       = s.parallel.dp * s.parallel.tp;
-  p.scheduler                  = s.scheduler;
-  p.kv_blocks_per_rank         = kv.num_blocks;
-  p.host_gap_us                = host_gap_us(s);
-  p.graph_decode               = s.execution.cuda_graph == CudaGraphMode::full && !s.execution.host_sync_after_comm;
-  p.buckets.context_per_octave = s.serving.context_buckets_per_octave;
-  p.buckets.token_per_octave   = s.serving.token_buckets_per_octave;
+  p.file                        = s.file;
+  p.dp                          = s.parallel.dp;
+  p.gpus                        = s.parallel.dp * s.parallel.tp;
+  p.scheduler                   = s.scheduler;
+  p.kv_blocks_per_rank          = kv.num_blocks;
+  p.host_gap_us                 = host_gap_us(s);
+  p.disaggregated               = s.scheduler.disaggregated_prefill;
+  p.gpus                        = p.gpus * (p.disaggregated ? 2 : 1);
+  p.kv_transfer_bytes_per_token = kv.kv_bytes_per_token;
+  p.kv_transfer_bytes_per_s     = s.hw.nic_bytes_per_s;
+  p.kv_transfer_latency_s       = s.hw.nic_latency_us * 1e-6;
+  p.graph_decode                = s.execution.cuda_graph == CudaGraphMode::full && !s.execution.host_sync_after_comm;
+  p.buckets.context_per_octave  = s.serving.context_buckets_per_octave;
+  p.buckets.token_per_octave    = s.serving.token_buckets_per_octave;
   return p;
 }
 
 namespace {
 
 enum class MissPolicy { guess, simulate };
+
+/** A deployment stepping in lockstep: all its DP ranks, its own clock. Colocated serving has one; disaggregated
+ *  serving a prefill-only one (a request leaves after its first token) and a decode one (requests arrive with their
+ *  prompt's KV after the transfer). */
+struct Group {
+  std::vector<RankScheduler> ranks;
+  double now_s      = 0;
+  int rr            = 0;
+  bool prefill_only = false;
+  std::multimap<std::pair<double, int>, LiveRequest*> inbox; ///< (ready time, id) -> request handed over
+};
 
 /** One pass over the whole workload. */
 class Pass {
@@ -37,8 +56,11 @@ public:
        StepCache& cache, MissPolicy policy)
       : p_(p), reqs_(reqs), max_conc_(max_concurrency), oracle_(oracle), cache_(cache), policy_(policy)
   {
-    for (int r = 0; r < p.dp; ++r)
-      ranks_.emplace_back(p_.scheduler, p.kv_blocks_per_rank);
+    groups_.resize(p.disaggregated ? 2 : 1);
+    groups_[0].prefill_only = p.disaggregated;
+    for (Group& g : groups_)
+      for (int r = 0; r < p.dp; ++r)
+        g.ranks.emplace_back(p_.scheduler, p.kv_blocks_per_rank);
   }
 
   ServingResult run();
@@ -47,7 +69,11 @@ public:
 private:
   StepTime step_time(const StepKey& bucketed);
   void send_due(double now_s);
-  int pick_rank();
+  int pick_rank(Group& g);
+  void deliver(Group& g);
+  double next_event_s(const Group& g, std::size_t index) const;
+  bool step(Group& g, std::size_t index, ServingResult& res);
+  void finish(LiveRequest* r);
 
   const ServingParams& p_;
   const std::vector<Request>& reqs_;
@@ -55,11 +81,12 @@ private:
   StepTimeOracle& oracle_;
   StepCache& cache_;
   MissPolicy policy_;
-  std::vector<RankScheduler> ranks_;
+  std::vector<Group> groups_;
   std::vector<LiveRequest> live_;
-  std::size_t next_req_ = 0;
-  int in_flight_        = 0;
-  int rr_               = 0;
+  std::size_t next_req_    = 0;
+  int in_flight_           = 0;
+  std::size_t done_        = 0;
+  double cap_free_since_s_ = 0;
 };
 
 StepTime Pass::step_time(const StepKey& bucketed)
@@ -75,13 +102,13 @@ StepTime Pass::step_time(const StepKey& bucketed)
   return t;
 }
 
-int Pass::pick_rank()
+int Pass::pick_rank(Group& g)
 {
   if (!p_.scheduler.dp_least_loaded)
-    return rr_++ % p_.dp;
+    return g.rr++ % p_.dp;
   int best = 0;
   for (int r = 1; r < p_.dp; ++r)
-    if (ranks_[r].running() + ranks_[r].waiting() < ranks_[best].running() + ranks_[best].waiting())
+    if (g.ranks[r].running() + g.ranks[r].waiting() < g.ranks[best].running() + g.ranks[best].waiting())
       best = r;
   return best;
 }
@@ -93,80 +120,136 @@ void Pass::send_due(double now_s)
          (max_conc_ == 0 || in_flight_ < max_conc_)) {
     LiveRequest& lr = live_[next_req_];
     lr.req          = &reqs_[next_req_];
-    lr.send_s       = now_s;
-    lr.rank         = pick_rank();
-    ranks_[lr.rank].add(&lr);
+    lr.send_s       = std::max(lr.req->arrival_s, cap_free_since_s_); // TTFT and E2E count from here
+    groups_[0].inbox.emplace(std::make_pair(lr.send_s, lr.req->id), &lr);
     ++in_flight_;
     ++next_req_;
   }
+}
+
+/** Hands the group every request ready by its clock. */
+void Pass::deliver(Group& g)
+{
+  while (!g.inbox.empty() && g.inbox.begin()->first.first <= g.now_s) {
+    LiveRequest* r = g.inbox.begin()->second;
+    g.inbox.erase(g.inbox.begin());
+    r->rank = pick_rank(g);
+    g.ranks[static_cast<std::size_t>(r->rank)].add(r);
+  }
+}
+
+/** When the group next has something to do if it is idle now: its next hand-over or (front group) arrival. */
+double Pass::next_event_s(const Group& g, std::size_t index) const
+{
+  double t = g.inbox.empty() ? std::numeric_limits<double>::infinity() : g.inbox.begin()->first.first;
+  if (index == 0 && next_req_ < reqs_.size() && (max_conc_ == 0 || in_flight_ < max_conc_))
+    t = std::min(t, reqs_[next_req_].arrival_s);
+  return t;
+}
+
+void Pass::finish(LiveRequest* r)
+{
+  if (max_conc_ > 0 && in_flight_ == max_conc_)
+    cap_free_since_s_ = r->finish_s; // a slot opens: the client sends the next request now
+  --in_flight_;
+  ++done_;
+}
+
+/** One lockstep step of the group at its clock; false when it had nothing to run. */
+bool Pass::step(Group& g, std::size_t index, ServingResult& res)
+{
+  std::vector<RankStep> steps;
+  int max_rank = 0;
+  bool any = false, all_decode = true;
+  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+    steps.push_back(g.ranks[r].schedule());
+    any        = any || !steps.back().scheduled.empty();
+    all_decode = all_decode && steps.back().all_decode;
+    if (steps.back().tokens > steps[static_cast<std::size_t>(max_rank)].tokens)
+      max_rank = static_cast<int>(r);
+  }
+  if (!any)
+    return false;
+  const RankStep& big = steps[static_cast<std::size_t>(max_rank)];
+  StepRecord rec;
+  rec.pool        = p_.disaggregated ? (g.prefill_only ? "prefill" : "decode") : "colocated";
+  rec.start_s     = g.now_s;
+  rec.exact.phase = all_decode ? models::Phase::decode : models::Phase::prefill;
+  // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
+  rec.exact.tokens      = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
+  rec.exact.batch       = static_cast<int>(big.scheduled.size());
+  rec.exact.context_len = static_cast<int>((big.context_sum + static_cast<long>(big.scheduled.size()) / 2) /
+                                           static_cast<long>(big.scheduled.size()));
+  rec.bucketed          = p_.buckets.bucket(rec.exact);
+  const StepTime t      = step_time(rec.bucketed);
+  rec.step_us           = t.step_us;
+  rec.host_gap_us       = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
+  rec.ubatches          = t.ubatches;
+  rec.cuda_graph        = t.cuda_graph;
+  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+    rec.running += g.ranks[r].running();
+    rec.waiting += g.ranks[r].waiting();
+    rec.kv_blocks_used = std::max(rec.kv_blocks_used, g.ranks[r].used_blocks());
+    rec.preempted += steps[r].preempted;
+    rec.total_tokens += steps[r].tokens;
+  }
+  g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
+  for (std::size_t r = 0; r < g.ranks.size(); ++r)
+    for (LiveRequest* f : g.ranks[r].complete(steps[r], g.now_s, g.prefill_only)) {
+      if (g.prefill_only && f->generated < f->req->output_len) { // hand the KV over to the decode deployment
+        const double ready_s = g.now_s + p_.kv_transfer_latency_s +
+                               double(f->computed) * p_.kv_transfer_bytes_per_token / p_.kv_transfer_bytes_per_s;
+        groups_[1].inbox.emplace(std::make_pair(ready_s, f->req->id), f);
+      } else
+        finish(f);
+    }
+  (void)index;
+  res.steps.push_back(rec);
+  return true;
 }
 
 ServingResult Pass::run()
 {
   ServingResult res;
   live_.assign(reqs_.size(), LiveRequest{});
-  double now_s     = 0;
-  std::size_t done = 0;
-  while (done < reqs_.size()) {
-    send_due(now_s);
-    std::vector<RankStep> steps;
-    int max_rank = 0;
-    bool any = false, all_decode = true;
-    for (int r = 0; r < p_.dp; ++r) {
-      steps.push_back(ranks_[r].schedule());
-      any        = any || !steps.back().scheduled.empty();
-      all_decode = all_decode && steps.back().all_decode;
-      if (steps.back().tokens > steps[max_rank].tokens)
-        max_rank = r;
-    }
-    if (!any) {
-      bool queued = false;
-      for (const auto& rk : ranks_)
-        queued = queued || rk.waiting() > 0 || rk.running() > 0;
-      if (queued)
-        throw InternalError("serving: requests are queued but none can be scheduled (KV cache too small?)");
-      if (next_req_ >= reqs_.size())
-        throw InternalError("serving: no request left to send but some never finished");
-      now_s = std::max(now_s, reqs_[next_req_].arrival_s); // idle until the next arrival
+  for (std::size_t i = 0; i < reqs_.size(); ++i)
+    live_[i].req = &reqs_[i];
+  while (done_ < reqs_.size()) {
+    // The group with the earliest clock moves next (a hand-over is always later than the step that made it).
+    std::size_t gi = 0;
+    for (std::size_t k = 1; k < groups_.size(); ++k)
+      if (groups_[k].now_s < groups_[gi].now_s)
+        gi = k;
+    Group& g = groups_[gi];
+    if (gi == 0)
+      send_due(g.now_s);
+    deliver(g);
+    if (step(g, gi, res))
       continue;
+    bool queued = false;
+    for (const auto& rk : g.ranks)
+      queued = queued || rk.waiting() > 0 || rk.running() > 0;
+    if (queued)
+      throw InternalError("serving: requests are queued but none can be scheduled (KV cache too small?)");
+    double wake = next_event_s(g, gi);
+    if (!std::isfinite(wake)) { // idle for good unless another group hands something over
+      double other = std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < groups_.size(); ++k)
+        if (k != gi)
+          other = std::min(other, groups_[k].now_s);
+      if (!std::isfinite(other))
+        throw InternalError("serving: no request left to send but some never finished");
+      wake = std::nextafter(std::max(other, g.now_s), std::numeric_limits<double>::infinity());
     }
-    const RankStep& big = steps[max_rank];
-    StepRecord rec;
-    rec.start_s     = now_s;
-    rec.exact.phase = all_decode ? models::Phase::decode : models::Phase::prefill;
-    // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
-    rec.exact.tokens      = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
-    rec.exact.batch       = static_cast<int>(big.scheduled.size());
-    rec.exact.context_len = big.scheduled.empty()
-                                ? 1
-                                : static_cast<int>((big.context_sum + static_cast<long>(big.scheduled.size()) / 2) /
-                                                   static_cast<long>(big.scheduled.size()));
-    rec.bucketed          = p_.buckets.bucket(rec.exact);
-    const StepTime t      = step_time(rec.bucketed);
-    rec.step_us           = t.step_us;
-    rec.host_gap_us       = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
-    rec.ubatches          = t.ubatches;
-    rec.cuda_graph        = t.cuda_graph;
-    for (int r = 0; r < p_.dp; ++r) {
-      rec.running += ranks_[r].running();
-      rec.waiting += ranks_[r].waiting();
-      rec.kv_blocks_used = std::max(rec.kv_blocks_used, ranks_[r].used_blocks());
-      rec.preempted += steps[r].preempted;
-      rec.total_tokens += steps[r].tokens;
+    g.now_s = std::max(g.now_s, wake);
+  }
+  for (const Group& g : groups_)
+    for (const auto& rk : g.ranks) {
+      res.preemptions += rk.preemptions();
+      res.peak_kv_blocks = std::max(res.peak_kv_blocks, rk.peak_used_blocks());
     }
-    now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
-    for (int r = 0; r < p_.dp; ++r)
-      for (LiveRequest* f : ranks_[r].complete(steps[r], now_s)) {
-        (void)f;
-        --in_flight_;
-        ++done;
-      }
-    res.steps.push_back(rec);
-  }
-  for (const auto& rk : ranks_) {
-    res.preemptions += rk.preemptions();
-    res.peak_kv_blocks = std::max(res.peak_kv_blocks, rk.peak_used_blocks());
-  }
+  std::stable_sort(res.steps.begin(), res.steps.end(),
+                   [](const StepRecord& a, const StepRecord& b) { return a.start_s < b.start_s; });
   res.live = std::move(live_);
   return res;
 }
@@ -194,6 +277,10 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
         fmt::format("a request needs {} KV blocks, the rank's cache holds {}", blocks_needed_max, p.kv_blocks_per_rank),
         fmt::format("input + output <= {} tokens", p.kv_blocks_per_rank * p.scheduler.block_size));
 
+  if (p.disaggregated && !(p.kv_transfer_bytes_per_s > 0))
+    throw InputError(p.file, 0, 0, "scheduler.disaggregated_prefill",
+                     "the hardware profile has no NIC bandwidth to move the KV cache with",
+                     "a profile with nic_bandwidth");
   ServingResult res;
   int pass = 0;
   for (;; ++pass) {

@@ -21,9 +21,10 @@ namespace dbosim::serving {
 
 struct StepRecord {
   double start_s     = 0;
-  double step_us     = 0; ///< the engine's step time for the bucketed shape
-  double host_gap_us = 0; ///< the host's part of the step (sync and scheduling), 0 when hidden by async
-  StepKey exact;          ///< the shape as scheduled (largest rank, mean context)
+  double step_us     = 0;           ///< the engine's step time for the bucketed shape
+  double host_gap_us = 0;           ///< the host's part of the step (sync and scheduling), 0 when hidden by async
+  const char* pool   = "colocated"; ///< colocated, or the prefill / decode deployment when disaggregated
+  StepKey exact;                    ///< the shape as scheduled (largest rank, mean context)
   StepKey bucketed;
   int running         = 0; ///< requests running on all ranks after scheduling
   int waiting         = 0; ///< requests waiting on all ranks
@@ -36,11 +37,15 @@ struct StepRecord {
 
 struct ServingParams {
   int dp   = 1;
-  int gpus = 1;
+  int gpus = 1; ///< all deployments
   SchedulerConfig scheduler;
-  long kv_blocks_per_rank = 0;
-  double host_gap_us      = 0;    ///< the host's gap between steps without async scheduling
-  bool graph_decode       = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
+  long kv_blocks_per_rank            = 0;
+  double host_gap_us                 = 0;     ///< the host's gap between steps without async scheduling
+  bool disaggregated                 = false; ///< a prefill and a decode deployment, the KV cache moved between them
+  double kv_transfer_bytes_per_token = 0;     ///< KV bytes of one token on one GPU
+  double kv_transfer_bytes_per_s     = 0;     ///< the NIC, per GPU
+  double kv_transfer_latency_s       = 0;
+  bool graph_decode                  = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
   Buckets buckets;
   int max_guess_passes = 6;
   std::string file     = "scenario"; ///< the scenario file, for errors
