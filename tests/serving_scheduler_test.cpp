@@ -248,3 +248,19 @@ TEST_CASE("serving::ServingSim: disaggregated prefill keeps prefills out of the 
   CHECK(md["p99_itl_ms"].get<double>() < mc["p99_itl_ms"].get<double>());
   CHECK(md["completed"].get<long>() == 200);
 }
+
+TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the step; a longer gap shows", "[quick]")
+{
+  ClosedFormOracle o;
+  ServingParams p              = small_params();
+  p.scheduler.async_scheduling = true;
+  const ServingResult hidden   = run(p, fixed_requests(1, 100, 5), 1, o);
+  const StepKey key            = p.buckets.bucket({models::Phase::decode, 1, 1, 101});
+  CHECK(hidden.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key)).epsilon(1e-12));
+  p.host_gap_us            = 5000; // a scheduler slower than the GPU step: only the excess shows
+  const ServingResult slow = run(p, fixed_requests(1, 100, 5), 1, o);
+  CHECK(slow.live[0].itl_s[0] * 1e6 == Approx(5000).epsilon(1e-12));
+  p.scheduler.async_scheduling = false;
+  const ServingResult sync     = run(p, fixed_requests(1, 100, 5), 1, o);
+  CHECK(sync.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key) + 5000).epsilon(1e-12));
+}
