@@ -93,15 +93,15 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
   write_file_atomic(dir + "/scenario.yaml", std::string(em.c_str()) + "\n");
   const std::string cmd = fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe(), dir,
                                       dir, dir);
-  caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), first 2 layers: "
-                        "compute and comm streams, each op coloured by micro-batch.",
+  caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), the first 2 MoE "
+                        "layers: compute and comm streams, each op coloured by micro-batch.",
                         rec.point.index, batch);
   if (std::system(cmd.c_str()) != 0 || !fs::exists(dir + "/trace.json")) {
     caption = fmt::format("The step run of the recommended point failed (see {}/log.txt).", dir);
     return timeline_plot(out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no trace");
   }
   return timeline_plot(out_dir + "/plots", json::parse(read_text(dir + "/trace.json")), 2,
-                       fmt::format("point {}: one decode step, batch {} per rank", rec.point.index, batch));
+                       fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
 }
 
 } // namespace

@@ -151,22 +151,35 @@ std::string latency_vs_ep_plot(const std::string& dir, const std::string& metric
 
 std::string timeline_plot(const std::string& dir, const nlohmann::json& trace, int layers, const std::string& title)
 {
+  // The window: `layers` layers from the first one with communication (the first MoE layer; dense layers have none).
+  auto is_op = [](const nlohmann::json& e) {
+    return e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("layer") &&
+           (e.value("tid", 0) == 1 || e.value("tid", 0) == 2);
+  };
+  int first = 0;
+  bool found = false;
+  for (const auto& e : trace["traceEvents"])
+    if (is_op(e) && (e.value("name", "") == "D" || e.value("name", "") == "C" || e.value("tid", 0) == 2)) {
+      const int l = e["args"]["layer"].get<int>();
+      first       = found ? std::min(first, l) : l;
+      found       = true;
+    }
+  double t_begin = -1;
+  for (const auto& e : trace["traceEvents"])
+    if (is_op(e) && e["args"]["layer"].get<int>() >= first && e["args"]["layer"].get<int>() < first + layers)
+      t_begin = t_begin < 0 ? e["ts"].get<double>() : std::min(t_begin, e["ts"].get<double>());
   std::map<int, std::string> rows_by_ubatch;
-  std::map<int, std::string> stream_names{{1, "compute stream"}, {2, "comm stream"}};
   double t_end = 0;
   for (const auto& e : trace["traceEvents"]) {
-    if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("layer"))
-      continue;
-    const int tid = e.value("tid", 0);
-    if ((tid != 1 && tid != 2) || e["args"]["layer"].get<int>() >= layers)
+    if (!is_op(e) || e["args"]["layer"].get<int>() < first || e["args"]["layer"].get<int>() >= first + layers)
       continue;
     const int ub    = e["args"].value("ubatch", 0);
-    const double t0 = e["ts"].get<double>(), dur = e["dur"].get<double>();
-    const double y  = tid == 1 ? 1.0 : 0.0;
+    const double t0 = e["ts"].get<double>() - t_begin, dur = e["dur"].get<double>();
+    const double y  = e.value("tid", 0) == 1 ? 1.0 : 0.0;
     rows_by_ubatch[ub] += fmt::format("{:.3f} {:.3f} {:.1f} {}\n", t0, t0 + dur, y, e.value("name", "?"));
     t_end = std::max(t_end, t0 + dur);
   }
-  std::string script = fmt::format("set title {}\nset xlabel 'time (us)'\nset ytics ('comm stream' 0, "
+  std::string script = fmt::format("set title {}\nset xlabel 'time from the window start (us)'\nset ytics ('comm stream' 0, "
                                    "'compute stream' 1)\nset yrange [-0.7:1.7]\nset xrange [0:{:.3f}]\n"
                                    "set grid x\nset key outside right top\nset style fill solid 0.75 border lc rgb "
                                    "'black'\n",
