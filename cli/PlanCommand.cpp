@@ -76,14 +76,13 @@ json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const s
 }
 
 /** One engine step of the recommended point (a decode step of its mean batch per DP rank), for the timeline. */
-std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir,
-                         std::string& caption)
+std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir, std::string& caption)
 {
   const std::string dir = out_dir + "/timeline";
   fs::remove_all(dir);
-  YAML::Node node   = YAML::Load(point_yaml(spec, rec.point));
-  const double dp   = metric(rec, "dp");
-  const int batch   = std::max(1, static_cast<int>(std::lround(metric(rec, "mean_requests_in_system") / dp)));
+  YAML::Node node = YAML::Load(point_yaml(spec, rec.point));
+  const double dp = metric(rec, "dp");
+  const int batch = std::max(1, static_cast<int>(std::lround(metric(rec, "mean_requests_in_system") / dp)));
   node["workload"]["num_prompts"]     = 0;
   node["workload"]["phase"]           = "decode";
   node["workload"]["tokens_per_rank"] = batch;
@@ -91,8 +90,8 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
   YAML::Emitter em;
   em << node;
   write_file_atomic(dir + "/scenario.yaml", std::string(em.c_str()) + "\n");
-  const std::string cmd = fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe(), dir,
-                                      dir, dir);
+  const std::string cmd =
+      fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe(), dir, dir, dir);
   caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), the first 2 MoE "
                         "layers: compute and comm streams, each op coloured by micro-batch.",
                         rec.point.index, batch);
@@ -100,8 +99,9 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
     caption = fmt::format("The step run of the recommended point failed (see {}/log.txt).", dir);
     return timeline_plot(out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no trace");
   }
-  return timeline_plot(out_dir + "/plots", json::parse(read_text(dir + "/trace.json")), 2,
-                       fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
+  return timeline_plot(
+      out_dir + "/plots", json::parse(read_text(dir + "/trace.json")), 2,
+      fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
 }
 
 } // namespace
@@ -145,13 +145,13 @@ int plan_command(const PlanOptions& opt)
   err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
   err.group  = "testbed_makespan/serial";
   if (an.recommended) {
-    const PlanPoint& p = points[*an.recommended];
+    const PlanPoint& p       = points[*an.recommended];
     const YAML::Node base_ov = spec.base["overlap"];
-    auto flag = [&](const std::string& key, const std::string& leaf) {
+    auto flag                = [&](const std::string& key, const std::string& leaf) {
       const std::string v = p.value(key);
       return v.empty() ? (base_ov && base_ov[leaf] && base_ov[leaf].as<bool>()) : v == "true";
     };
-    err.group = "testbed_makespan/" + std::string(flag("overlap.enable_dbo", "enable_dbo")       ? "dbo"
+    err.group = "testbed_makespan/" + std::string(flag("overlap.enable_dbo", "enable_dbo")         ? "dbo"
                                                   : flag("overlap.async_combine", "async_combine") ? "async_combine"
                                                                                                    : "serial");
   }
@@ -175,8 +175,8 @@ int plan_command(const PlanOptions& opt)
     plots.timeline = timeline_svg(spec, results[*an.recommended], opt.out_dir, plots.timeline_caption);
   else {
     plots.timeline_caption = "No recommendation, so no timeline.";
-    plots.timeline = timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2,
-                                   "no recommendation");
+    plots.timeline =
+        timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
   }
   write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err));
   write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots));

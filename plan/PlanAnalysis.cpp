@@ -55,9 +55,9 @@ PlanAnalysis analyse(const PlanSpec& spec, const std::vector<PointResult>& rs)
     a.gpus                = static_cast<int>(metric(rs[i], "gpus"));
     const double out_tput = metric(rs[i], "output_throughput");
     if (a.throughput > 0 && a.gpus > 0) {
-      a.replicas            = static_cast<int>(std::ceil(spec.demand / a.throughput - 1e-9));
-      a.gpus_for_demand     = a.replicas * a.gpus;
-      a.capacity_margin     = a.replicas * a.throughput / spec.demand - 1.0;
+      a.replicas        = static_cast<int>(std::ceil(spec.demand / a.throughput - 1e-9));
+      a.gpus_for_demand = a.replicas * a.gpus;
+      a.capacity_margin = a.replicas * a.throughput / spec.demand - 1.0;
     }
     if (out_tput > 0)
       a.gpu_hours_per_mtok = a.gpus * 1e6 / out_tput / 3600.0;

@@ -34,16 +34,16 @@ std::string run_gnuplot(const std::string& dir, const std::string& name, const s
 {
   const std::string gp = dir + "/" + name + ".gp", svg = dir + "/" + name + ".svg";
   write_file_atomic(gp, fmt::format("{}set output {}\n{}", terminal, quote(svg), script));
-  const std::string cmd = fmt::format("cd {} && gnuplot {} > {} 2>&1", quote(dir), quote(name + ".gp"),
-                                      quote(name + ".log"));
+  const std::string cmd =
+      fmt::format("cd {} && gnuplot {} > {} 2>&1", quote(dir), quote(name + ".gp"), quote(name + ".log"));
   if (std::system(cmd.c_str()) != 0)
-    throw InternalError(fmt::format("gnuplot failed on {} (see {}/{}.log; scripts/setup.sh installs gnuplot-nox)",
-                                    gp, dir, name));
+    throw InternalError(
+        fmt::format("gnuplot failed on {} (see {}/{}.log; scripts/setup.sh installs gnuplot-nox)", gp, dir, name));
   std::ifstream in(svg);
   std::stringstream text;
   text << in.rdbuf();
-  std::string s     = text.str();
-  const auto start  = s.find("<svg");
+  std::string s    = text.str();
+  const auto start = s.find("<svg");
   if (start == std::string::npos)
     throw InternalError(fmt::format("gnuplot wrote no SVG to {}", svg));
   return s.substr(start);
@@ -74,12 +74,12 @@ std::string frontier_plot(const std::string& dir, const std::vector<PointResult>
   for (const auto& [hw, rows] : all) {
     const std::string h = short_hw(hw);
     write_file_atomic(dir + "/frontier_" + h + "_all.dat", rows);
-    series.push_back(fmt::format("'frontier_{}_all.dat' using 1:2 with points pt 6 ps 1.2 lc {} title '{} (all)'", h,
-                                 color, h));
+    series.push_back(
+        fmt::format("'frontier_{}_all.dat' using 1:2 with points pt 6 ps 1.2 lc {} title '{} (all)'", h, color, h));
     if (slo.count(hw)) {
       write_file_atomic(dir + "/frontier_" + h + "_slo.dat", slo[hw]);
-      series.push_back(fmt::format("'frontier_{}_slo.dat' using 1:2 with points pt 7 ps 1.2 lc {} title '{} meets SLOs'",
-                                   h, color, h));
+      series.push_back(fmt::format(
+          "'frontier_{}_slo.dat' using 1:2 with points pt 7 ps 1.2 lc {} title '{} meets SLOs'", h, color, h));
     }
     auto pts = front_pts[hw];
     std::sort(pts.begin(), pts.end());
@@ -117,9 +117,9 @@ std::string latency_vs_ep_plot(const std::string& dir, const std::string& metric
       continue;
     const int ep = static_cast<int>(metric(r, "ep"));
     eps.insert(ep);
-    const std::string name =
-        fmt::format("{} DBO {} async {}", short_hw(r.hardware), r.point.value("overlap.enable_dbo") == "true" ? "on" : "off",
-                    r.point.value("overlap.async_combine") == "true" ? "on" : "off");
+    const std::string name = fmt::format("{} DBO {} async {}", short_hw(r.hardware),
+                                         r.point.value("overlap.enable_dbo") == "true" ? "on" : "off",
+                                         r.point.value("overlap.async_combine") == "true" ? "on" : "off");
     series_rows[name] += fmt::format("{} {:.6g}\n", ep, metric(r, metric_key));
   }
   std::string script = fmt::format("set xlabel 'expert parallelism (EP = GPUs)'\nset ylabel '{}'\nset grid\n"
@@ -156,7 +156,7 @@ std::string timeline_plot(const std::string& dir, const nlohmann::json& trace, i
     return e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("layer") &&
            (e.value("tid", 0) == 1 || e.value("tid", 0) == 2);
   };
-  int first = 0;
+  int first  = 0;
   bool found = false;
   for (const auto& e : trace["traceEvents"])
     if (is_op(e) && (e.value("name", "") == "D" || e.value("name", "") == "C" || e.value("tid", 0) == 2)) {
@@ -175,15 +175,16 @@ std::string timeline_plot(const std::string& dir, const nlohmann::json& trace, i
       continue;
     const int ub    = e["args"].value("ubatch", 0);
     const double t0 = e["ts"].get<double>() - t_begin, dur = e["dur"].get<double>();
-    const double y  = e.value("tid", 0) == 1 ? 1.0 : 0.0;
+    const double y = e.value("tid", 0) == 1 ? 1.0 : 0.0;
     rows_by_ubatch[ub] += fmt::format("{:.3f} {:.3f} {:.1f} {}\n", t0, t0 + dur, y, e.value("name", "?"));
     t_end = std::max(t_end, t0 + dur);
   }
-  std::string script = fmt::format("set title {}\nset xlabel 'time from the window start (us)'\nset ytics ('comm stream' 0, "
-                                   "'compute stream' 1)\nset yrange [-0.7:1.7]\nset xrange [0:{:.3f}]\n"
-                                   "set grid x\nset key outside right top\nset style fill solid 0.75 border lc rgb "
-                                   "'black'\n",
-                                   quote(title), t_end * 1.02);
+  std::string script =
+      fmt::format("set title {}\nset xlabel 'time from the window start (us)'\nset ytics ('comm stream' 0, "
+                  "'compute stream' 1)\nset yrange [-0.7:1.7]\nset xrange [0:{:.3f}]\n"
+                  "set grid x\nset key outside right top\nset style fill solid 0.75 border lc rgb "
+                  "'black'\n",
+                  quote(title), t_end * 1.02);
   std::vector<std::string> plots;
   for (const auto& [ub, rows] : rows_by_ubatch) {
     const std::string file = fmt::format("timeline_ub{}.dat", ub);

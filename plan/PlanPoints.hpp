@@ -10,11 +10,11 @@ namespace dbosim::plan {
 
 struct PlanPoint {
   std::size_t index = 0;
-  std::vector<std::string> keys;       ///< every axis key, in axis order
-  std::vector<YAML::Node> nodes;       ///< the value of each key at this point
-  std::vector<std::string> values;     ///< the same values as text
+  std::vector<std::string> keys;                   ///< every axis key, in axis order
+  std::vector<YAML::Node> nodes;                   ///< the value of each key at this point
+  std::vector<std::string> values;                 ///< the same values as text
   std::string value(const std::string& key) const; ///< "" when the key is not an axis
-  std::string label() const;           ///< "parallel.ep=8, overlap.enable_dbo=true"
+  std::string label() const;                       ///< "parallel.ep=8, overlap.enable_dbo=true"
 };
 
 /** @brief Every point of the plan, in point order. */

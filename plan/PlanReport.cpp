@@ -15,9 +15,17 @@ struct Table {
 
 std::vector<std::string> metric_columns(const PlanSpec& spec)
 {
-  std::vector<std::string> cols{"gpus",        "ep",          "output_throughput", "output_throughput_per_gpu",
-                                "output_throughput_per_user", "request_throughput", "mean_ttft_ms", "p99_ttft_ms",
-                                "mean_itl_ms", "p99_itl_ms",  "mean_tpot_ms"};
+  std::vector<std::string> cols{"gpus",
+                                "ep",
+                                "output_throughput",
+                                "output_throughput_per_gpu",
+                                "output_throughput_per_user",
+                                "request_throughput",
+                                "mean_ttft_ms",
+                                "p99_ttft_ms",
+                                "mean_itl_ms",
+                                "p99_itl_ms",
+                                "mean_tpot_ms"};
   for (const Slo& s : spec.slos)
     if (std::find(cols.begin(), cols.end(), s.metric) == cols.end())
       cols.push_back(s.metric);
@@ -59,10 +67,10 @@ Table points_table(const PlanSpec& spec, const std::vector<PointResult>& rs, con
     for (const std::string& c : cols)
       row.push_back(a.ok ? num(metric(rs[i], c)) : "");
     if (a.ok)
-      row.insert(row.end(), {a.slo_ok ? "true" : "false", fmt::format("{}", a.replicas),
-                             fmt::format("{}", a.gpus_for_demand), num(a.gpu_hours_per_mtok), num(a.capacity_margin),
-                             a.pareto ? "true" : "false", a.dbo_gain ? num(*a.dbo_gain) : "",
-                             a.async_gain ? num(*a.async_gain) : ""});
+      row.insert(row.end(),
+                 {a.slo_ok ? "true" : "false", fmt::format("{}", a.replicas), fmt::format("{}", a.gpus_for_demand),
+                  num(a.gpu_hours_per_mtok), num(a.capacity_margin), a.pareto ? "true" : "false",
+                  a.dbo_gain ? num(*a.dbo_gain) : "", a.async_gain ? num(*a.async_gain) : ""});
     else
       row.insert(row.end(), 8, "");
     t.rows.push_back(row);
@@ -73,8 +81,8 @@ Table points_table(const PlanSpec& spec, const std::vector<PointResult>& rs, con
 Table per_hw_table(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an)
 {
   Table t;
-  t.header = {"hardware", "point", "configuration", "GPUs for demand", "replicas x GPUs", spec.demand_unit,
-              "tok/s/GPU", "tok/s/user", "GPU-h per M tok", "capacity margin"};
+  t.header = {"hardware",       "point",     "configuration", "GPUs for demand", "replicas x GPUs",
+              spec.demand_unit, "tok/s/GPU", "tok/s/user",    "GPU-h per M tok", "capacity margin"};
   for (const Slo& s : spec.slos)
     t.header.push_back(s.metric);
   for (const auto& [hw, i] : an.best_per_hw) {
@@ -99,7 +107,8 @@ Table per_hw_table(const PlanSpec& spec, const std::vector<PointResult>& rs, con
 Table gains_table(const std::vector<PointResult>& rs, const PlanAnalysis& an)
 {
   Table t;
-  t.header = {"point", "hardware", "configuration", "tok/s/GPU", "DBO gain (vs DBO off)", "async-combine gain (vs off)"};
+  t.header = {
+      "point", "hardware", "configuration", "tok/s/GPU", "DBO gain (vs DBO off)", "async-combine gain (vs off)"};
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const PointAnalysis& a = an.points[i];
     if (!a.dbo_gain && !a.async_gain)
@@ -215,13 +224,14 @@ std::string points_csv(const PlanSpec& spec, const std::vector<PointResult>& rs,
 std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
                             const ModelError& err)
 {
-  std::string s = fmt::format("# Capacity plan: {}\n\n## Recommendation\n\n",
-                              std::filesystem::path(spec.file).filename().string());
+  std::string s =
+      fmt::format("# Capacity plan: {}\n\n## Recommendation\n\n", std::filesystem::path(spec.file).filename().string());
   for (const std::string& p : recommendation_text(spec, rs, an, err))
     s += p + "\n\n";
   s += "## Fewest GPUs per hardware\n\n" + md_table(per_hw_table(spec, rs, an)) + "\n";
   s += "## Pareto frontier\n\n![frontier](plots/frontier.svg)\n\n";
-  s += "## Latency vs EP\n\n![p99 ITL vs EP](plots/p99_itl_ms_vs_ep.svg)\n\n![p99 TTFT vs EP](plots/p99_ttft_ms_vs_ep.svg)"
+  s += "## Latency vs EP\n\n![p99 ITL vs EP](plots/p99_itl_ms_vs_ep.svg)\n\n![p99 TTFT vs "
+       "EP](plots/p99_ttft_ms_vs_ep.svg)"
        "\n\n";
   s += "## DBO and async-combine gains\n\nOutput tok/s per GPU of each point over its twin with the option off.\n\n" +
        md_table(gains_table(rs, an)) + "\n";

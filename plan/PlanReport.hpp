@@ -11,8 +11,8 @@ namespace dbosim::plan {
 
 /** @brief What the report says about the model's error: the validate group and its MAPE (%), if measured. */
 struct ModelError {
-  std::string source;               ///< the baseline file read ("" when none)
-  std::string group;                ///< "testbed_makespan/dbo"
+  std::string source; ///< the baseline file read ("" when none)
+  std::string group;  ///< "testbed_makespan/dbo"
   std::optional<double> mape_pct;
 };
 

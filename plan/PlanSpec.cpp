@@ -58,7 +58,7 @@ namespace {
 
 void read_plan_section(YamlMap plan, PlanSpec& spec)
 {
-  YamlMap demand = plan.get_map("demand");
+  YamlMap demand    = plan.get_map("demand");
   const bool tokens = demand.has("output_tokens_per_s"), requests = demand.has("requests_per_s");
   if (tokens == requests)
     demand.fail(tokens ? "requests_per_s" : "output_tokens_per_s", "give exactly one demand",
@@ -68,7 +68,7 @@ void read_plan_section(YamlMap plan, PlanSpec& spec)
   spec.demand        = demand.get_double(tokens ? "output_tokens_per_s" : "requests_per_s", 1e-6, 1e12);
   demand.finish();
 
-  YamlMap slo = plan.get_map("slo");
+  YamlMap slo       = plan.get_map("slo");
   const auto& valid = slo_metrics();
   for (const std::string& key : slo.keys()) {
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
@@ -110,7 +110,7 @@ std::vector<PlanAxis> read_axes(const YAML::Node& sweep)
 PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
 {
   PlanSpec spec;
-  spec.file = path;
+  spec.file             = path;
   const YAML::Node root = load_yaml_file(path);
   YamlMap top(root, path, "");
   if (!top.has("plan"))

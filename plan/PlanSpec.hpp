@@ -24,9 +24,9 @@ struct PlanAxis {
 
 struct PlanSpec {
   std::string file;
-  std::string demand_metric;  ///< the summary key the demand is in: output_throughput or request_throughput
-  std::string demand_unit;    ///< "output tok/s" or "req/s"
-  double demand = 0;          ///< in that metric's unit
+  std::string demand_metric; ///< the summary key the demand is in: output_throughput or request_throughput
+  std::string demand_unit;   ///< "output tok/s" or "req/s"
+  double demand = 0;         ///< in that metric's unit
   std::vector<Slo> slos;
   std::vector<PlanAxis> axes; ///< first axis slowest
   YAML::Node base;            ///< the scenario keys without plan: and sweep:, paths made absolute

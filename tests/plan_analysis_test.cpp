@@ -1,7 +1,7 @@
 /* dbosim tests — the plan's analysis on hand-made results: SLO filter, replicas for the demand, fewest GPUs per
  * hardware, the Pareto frontier and the DBO gain over the twin point. */
-#include "plan/PlanAnalysis.hpp"
 #include "TempDir.hpp"
+#include "plan/PlanAnalysis.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -19,10 +19,10 @@ PointResult result(std::size_t index, const std::string& hw, const std::string& 
   r.hardware     = hw;
   r.status       = "ok";
   r.serving      = json{{"output_throughput", tput},
-                        {"output_throughput_per_gpu", tput / gpus},
-                        {"output_throughput_per_user", per_user},
-                        {"gpus", gpus},
-                        {"p99_itl_ms", itl_p99}};
+                   {"output_throughput_per_gpu", tput / gpus},
+                   {"output_throughput_per_user", per_user},
+                   {"gpus", gpus},
+                   {"p99_itl_ms", itl_p99}};
   return r;
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("plan analysis: SLOs, replicas, fewest GPUs per hardware", "[quick][pl
       result(3, "b200", "true", 16, 12000, 22, 30), // 1 replica: 16 GPUs, fewer GPU-hours than point 1
   };
   rs.back().point.values = {"b200", "true"};
-  const PlanAnalysis an = analyse(spec_with(10000, 50), rs);
+  const PlanAnalysis an  = analyse(spec_with(10000, 50), rs);
   CHECK(an.points[0].slo_ok);
   CHECK_FALSE(an.points[2].slo_ok);
   CHECK(an.points[2].slo_margin[0] == Approx(1 - 60.0 / 50));
@@ -76,7 +76,7 @@ TEST_CASE("plan analysis: SLOs, replicas, fewest GPUs per hardware", "[quick][pl
 TEST_CASE("plan analysis: no point meets the SLOs, failed points count for nothing", "[quick][plan]")
 {
   std::vector<PointResult> rs{result(0, "h200", "false", 8, 4000, 20, 40), result(1, "h200", "true", 8, 5000, 18, 45)};
-  rs[1].status = "failed";
+  rs[1].status          = "failed";
   const PlanAnalysis an = analyse(spec_with(10000, 10), rs);
   CHECK_FALSE(an.recommended);
   CHECK(an.best_per_hw.empty());

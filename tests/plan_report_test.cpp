@@ -1,16 +1,16 @@
 /* dbosim tests — `dbosim plan` end to end on a 4-point plan: the report is self-contained and renders in headless
  * Chromium with every plot drawn and no console error (tests/plan_report_check.sh), the check catches a broken page,
  * and `mpirun -np 2` writes the same points.csv as one process. */
-#include "plan/MpiSession.hpp"
 #include "TempDir.hpp"
+#include "plan/MpiSession.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <sys/wait.h>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 
 using dbosim::test::TempDir;
 

@@ -1,9 +1,9 @@
 /* dbosim tests — plan files: the shipped plans load, points are the sweep's cartesian product, and a bad plan gets a
  * located error naming the plan file (never the scratch copy the scenario loader reads). */
+#include "TempDir.hpp"
 #include "config/InputError.hpp"
 #include "plan/PlanPoints.hpp"
 #include "plan/PlanSpec.hpp"
-#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -98,8 +98,8 @@ TEST_CASE("plan: bad plan sections are located errors", "[quick][plan]")
   CHECK(e.find("p99_itl") != std::string::npos);
   CHECK(e.find("valid: mean_ttft_ms") != std::string::npos);
 
-  e = error_of(replace(kPlan, "demand: {output_tokens_per_s: 1000}",
-                       "demand: {output_tokens_per_s: 1000, requests_per_s: 3}"));
+  e = error_of(
+      replace(kPlan, "demand: {output_tokens_per_s: 1000}", "demand: {output_tokens_per_s: 1000, requests_per_s: 3}"));
   CHECK(e.find("exactly one demand") != std::string::npos);
 
   e = error_of(replace(kPlan, "demand: {output_tokens_per_s: 1000}", "demand: {output_tokens_per_s: -5}"));
