@@ -1,5 +1,6 @@
 /* dbosim — command-line entry point. Exit codes: 0 success, 2 bad input, 1 internal error. */
 #include "cli/Commands.hpp"
+#include "cli/PlanCommand.hpp"
 #include "cli/ServingCommand.hpp"
 #include "cli/ValidateCommand.hpp"
 #include "config/InputError.hpp"
@@ -33,6 +34,12 @@ int main(int argc, char** argv)
   sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
   sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
   sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)");
+  cli::PlanOptions plan_opt;
+  CLI::App* plan = app.add_subcommand("plan", "Capacity plan: SLO search, fewest GPUs, Pareto frontier, report");
+  plan->add_option("plan", plan_opt.plan, "Plan YAML (see plans/)")->required();
+  plan->add_option("--out", plan_opt.out_dir, "Output folder (points.csv, report.md, report.html)")
+      ->capture_default_str();
+  plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)");
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 
@@ -55,6 +62,8 @@ int main(int argc, char** argv)
     }
     if (sweep->parsed())
       return cli::sweep_command(sweep_opt);
+    if (plan->parsed())
+      return cli::plan_command(plan_opt);
     if (models->parsed())
       return cli::models_command();
     if (hw->parsed())

@@ -1,0 +1,203 @@
+#include "cli/PlanCommand.hpp"
+
+#include "cli/ServingCommand.hpp"
+#include "config/AtomicFile.hpp"
+#include "config/DataDir.hpp"
+#include "config/InputError.hpp"
+#include "plan/MpiSession.hpp"
+#include "plan/PlanAnalysis.hpp"
+#include "plan/PlanPlots.hpp"
+#include "plan/PlanReport.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace dbosim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json   = nlohmann::json;
+using namespace dbosim::plan;
+
+std::string self_exe()
+{
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    throw InternalError("dbosim plan: cannot find this program (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string read_text(const std::string& path)
+{
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string hardware_of(const PlanSpec& spec, const PlanPoint& p)
+{
+  const std::string v = p.value("hardware");
+  return fs::path(v.empty() ? spec.base["hardware"].as<std::string>() : v).stem().string();
+}
+
+/** This rank's points through the sweep runner; returns a JSON array of {index, status, serving}. */
+json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const std::string& scratch, int jobs)
+{
+  json out = json::array();
+  if (mine.empty())
+    return out;
+  SweepOptions so;
+  so.scenario = scratch + "/shard.yaml";
+  so.out_dir  = scratch + "/sweep";
+  so.jobs     = jobs;
+  write_file_atomic(so.scenario, shard_sweep_yaml(spec, mine));
+  sweep_command(so); // failed points are reported per point below
+  for (std::size_t j = 0; j < mine.size(); ++j) {
+    const std::string summary = fmt::format("{}/points/{:04d}/summary.json", so.out_dir, j);
+    json r{{"index", mine[j].index}, {"status", "failed"}, {"serving", json::object()}};
+    if (fs::exists(summary)) {
+      const json s = json::parse(read_text(summary));
+      if (s.contains("serving")) {
+        r["status"]  = "ok";
+        r["serving"] = s["serving"];
+      }
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+/** One engine step of the recommended point (a decode step of its mean batch per DP rank), for the timeline. */
+std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir, std::string& caption)
+{
+  const std::string dir = out_dir + "/timeline";
+  fs::remove_all(dir);
+  YAML::Node node = YAML::Load(point_yaml(spec, rec.point));
+  const double dp = metric(rec, "dp");
+  const int batch = std::max(1, static_cast<int>(std::lround(metric(rec, "mean_requests_in_system") / dp)));
+  node["workload"]["num_prompts"]     = 0;
+  node["workload"]["phase"]           = "decode";
+  node["workload"]["tokens_per_rank"] = batch;
+  node["workload"].remove("batch");
+  YAML::Emitter em;
+  em << node;
+  write_file_atomic(dir + "/scenario.yaml", std::string(em.c_str()) + "\n");
+  const std::string cmd =
+      fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe(), dir, dir, dir);
+  caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), the first 2 MoE "
+                        "layers: compute and comm streams, each op coloured by micro-batch.",
+                        rec.point.index, batch);
+  if (std::system(cmd.c_str()) != 0 || !fs::exists(dir + "/trace.json")) {
+    caption = fmt::format("The step run of the recommended point failed (see {}/log.txt).", dir);
+    return timeline_plot(out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no trace");
+  }
+  return timeline_plot(
+      out_dir + "/plots", json::parse(read_text(dir + "/trace.json")), 2,
+      fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
+}
+
+} // namespace
+
+int plan_command(const PlanOptions& opt)
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  MpiSession mpi;
+  const std::string scratch = fmt::format("{}/ranks/{}", opt.out_dir, mpi.rank());
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  const PlanSpec spec = load_plan(opt.plan, scratch);
+  const auto points   = enumerate_points(spec);
+
+  std::vector<PlanPoint> mine;
+  for (const PlanPoint& p : points)
+    if (static_cast<int>(p.index % static_cast<std::size_t>(mpi.size())) == mpi.rank())
+      mine.push_back(p);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores / mpi.local_size()));
+  if (mpi.rank() == 0)
+    fmt::print(stderr, "dbosim plan: {} points over {} rank(s), {} at once per rank\n", points.size(), mpi.size(),
+               jobs);
+  const json share = run_share(spec, mine, scratch, jobs);
+  const auto all   = mpi.gather(share.dump());
+  if (mpi.rank() != 0)
+    return 0;
+
+  std::vector<PointResult> results(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    results[i] = {points[i], hardware_of(spec, points[i]), "failed", json::object()};
+  for (const std::string& text : all)
+    for (const json& r : json::parse(text)) {
+      const std::size_t i = r["index"].get<std::size_t>();
+      results[i].status   = r["status"].get<std::string>();
+      results[i].serving  = r["serving"];
+    }
+  const PlanAnalysis an = analyse(spec, results);
+
+  ModelError err;
+  err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
+  err.group  = "testbed_makespan/serial";
+  if (an.recommended) {
+    const PlanPoint& p       = points[*an.recommended];
+    const YAML::Node base_ov = spec.base["overlap"];
+    auto flag                = [&](const std::string& key, const std::string& leaf) {
+      const std::string v = p.value(key);
+      return v.empty() ? (base_ov && base_ov[leaf] && base_ov[leaf].as<bool>()) : v == "true";
+    };
+    err.group = "testbed_makespan/" + std::string(flag("overlap.enable_dbo", "enable_dbo")         ? "dbo"
+                                                  : flag("overlap.async_combine", "async_combine") ? "async_combine"
+                                                                                                   : "serial");
+  }
+  err.mape_pct = model_error_pct(err.source, err.group.substr(err.group.find('/') + 1));
+  if (!fs::exists(err.source))
+    err.source = "";
+
+  write_file_atomic(opt.out_dir + "/points.csv", points_csv(spec, results, an));
+  fs::create_directories(opt.out_dir + "/plots");
+  ReportPlots plots;
+  plots.frontier = frontier_plot(opt.out_dir + "/plots", results, an);
+  auto slo_of    = [&](const std::string& m) {
+    for (const Slo& s : spec.slos)
+      if (s.metric == m)
+        return s.max_ms;
+    return 0.0;
+  };
+  plots.itl_vs_ep  = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_itl_ms", slo_of("p99_itl_ms"), results);
+  plots.ttft_vs_ep = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_ttft_ms", slo_of("p99_ttft_ms"), results);
+  if (an.recommended)
+    plots.timeline = timeline_svg(spec, results[*an.recommended], opt.out_dir, plots.timeline_caption);
+  else {
+    plots.timeline_caption = "No recommendation, so no timeline.";
+    plots.timeline =
+        timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
+  }
+  write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err));
+  write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots));
+
+  std::size_t ok = 0, slo_ok = 0;
+  for (const auto& a : an.points) {
+    ok += a.ok;
+    slo_ok += a.slo_ok;
+  }
+  for (const auto& [hw, i] : an.best_per_hw)
+    fmt::print("{:>6}: {} GPUs (point {}: {})\n", hw, an.points[i].gpus_for_demand, i, points[i].label());
+  if (an.recommended)
+    fmt::print("recommended: {} GPUs of {} (point {})\n", an.points[*an.recommended].gpus_for_demand,
+               results[*an.recommended].hardware, *an.recommended);
+  else
+    fmt::print("no point meets the SLOs\n");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("wrote {0}/points.csv, {0}/report.md, {0}/report.html ({1} points, {2} ok, {3} meet the SLOs; {4:.0f} "
+             "s)\n",
+             opt.out_dir, points.size(), ok, slo_ok, secs);
+  return ok == points.size() ? 0 : 1;
+}
+
+} // namespace dbosim::cli

@@ -1,0 +1,34 @@
+/* dbosim — the plan's outputs: points.csv (every point, byte-identical however it was run), report.md and a
+ * self-contained report.html (plots inlined as SVG, no external resource). */
+#pragma once
+#include "plan/PlanAnalysis.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dbosim::plan {
+
+/** @brief What the report says about the model's error: the validate group and its MAPE (%), if measured. */
+struct ModelError {
+  std::string source; ///< the baseline file read ("" when none)
+  std::string group;  ///< "testbed_makespan/dbo"
+  std::optional<double> mape_pct;
+};
+
+/** @brief The plots, as inline SVG text. */
+struct ReportPlots {
+  std::string frontier, itl_vs_ep, ttft_vs_ep, timeline;
+  std::string timeline_caption;
+};
+
+/** @brief Every point: axis values, hardware, status, headline serving figures and the analysis columns. */
+std::string points_csv(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an);
+
+std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
+                            const ModelError& err);
+
+std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
+                        const ModelError& err, const ReportPlots& plots);
+
+} // namespace dbosim::plan

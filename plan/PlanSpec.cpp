@@ -1,0 +1,167 @@
+#include "plan/PlanSpec.hpp"
+
+#include "config/AtomicFile.hpp"
+#include "config/InputError.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "config/YamlMap.hpp"
+#include "plan/PlanPoints.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace dbosim::plan {
+
+const std::vector<std::string>& slo_metrics()
+{
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const char* stat : {"mean", "median", "p90", "p99"})
+      for (const char* m : {"ttft", "tpot", "itl", "e2el"})
+        k.push_back(fmt::format("{}_{}_ms", stat, m));
+    return k;
+  }();
+  return keys;
+}
+
+std::string blank_section(const std::string& text, const std::string& section)
+{
+  std::istringstream in(text);
+  std::string out, line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    const bool top_level = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
+    if (top_level)
+      inside = line.rfind(section + ":", 0) == 0;
+    out += (inside ? "#" : line) + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+/** An InputError about `copy` (a scratch copy of `file` with the same lines), told about `file` instead. */
+[[noreturn]] void rethrow_for(const InputError& e, const std::string& copy, const std::string& file)
+{
+  std::string what = e.what();
+  if (what.rfind(copy, 0) == 0)
+    what = what.substr(copy.size());
+  int line = 0, col = 0, used = 0;
+  if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+    throw InputError(file, line, col, "", what.substr(static_cast<std::size_t>(used)));
+  throw InputError(file, what.rfind(": ", 0) == 0 ? what.substr(2) : what);
+}
+
+void read_plan_section(YamlMap plan, PlanSpec& spec)
+{
+  YamlMap demand    = plan.get_map("demand");
+  const bool tokens = demand.has("output_tokens_per_s"), requests = demand.has("requests_per_s");
+  if (tokens == requests)
+    demand.fail(tokens ? "requests_per_s" : "output_tokens_per_s", "give exactly one demand",
+                "output_tokens_per_s or requests_per_s");
+  spec.demand_metric = tokens ? "output_throughput" : "request_throughput";
+  spec.demand_unit   = tokens ? "output tok/s" : "req/s";
+  spec.demand        = demand.get_double(tokens ? "output_tokens_per_s" : "requests_per_s", 1e-6, 1e12);
+  demand.finish();
+
+  YamlMap slo       = plan.get_map("slo");
+  const auto& valid = slo_metrics();
+  for (const std::string& key : slo.keys()) {
+    if (std::find(valid.begin(), valid.end(), key) == valid.end())
+      slo.fail(key, "not an SLO metric", fmt::format("{}", fmt::join(valid, ", ")));
+    spec.slos.push_back({key, slo.get_double(key, 1e-3, 1e9)});
+  }
+  if (spec.slos.empty())
+    plan.fail("slo", "a plan needs at least one SLO", "{p99_itl_ms: 50, p99_ttft_ms: 2000}");
+  spec.uncertainty = plan.get_string("uncertainty", "");
+  plan.finish();
+}
+
+std::vector<PlanAxis> read_axes(const YAML::Node& sweep)
+{
+  std::vector<PlanAxis> axes;
+  for (const auto& kv : sweep) {
+    PlanAxis a;
+    a.line = kv.first.Mark().line + 1;
+    a.col  = kv.first.Mark().column + 1;
+    std::stringstream ss(kv.first.as<std::string>());
+    for (std::string k; std::getline(ss, k, ',');)
+      a.keys.push_back(k.substr(k.find_first_not_of(' ')));
+    for (const YAML::Node& v : kv.second) {
+      std::vector<YAML::Node> tuple;
+      if (a.keys.size() == 1)
+        tuple.push_back(v);
+      else
+        for (const YAML::Node& e : v)
+          tuple.push_back(e);
+      a.values.push_back(tuple);
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
+} // namespace
+
+PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
+{
+  PlanSpec spec;
+  spec.file             = path;
+  const YAML::Node root = load_yaml_file(path);
+  YamlMap top(root, path, "");
+  if (!top.has("plan"))
+    top.fail("plan", "a plan file needs a plan: section (demand, slo)", "plan: {demand: {...}, slo: {...}}");
+  if (!top.has("sweep"))
+    top.fail("sweep", "a plan file needs a sweep: section (the space to search)", "{parallel.ep: [8, 16], ...}");
+  read_plan_section(top.get_map("plan"), spec);
+
+  // The rest is a scenario: read it through the scenario loader, from a copy whose plan: lines are comments.
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string copy = (std::filesystem::path(scratch_dir) / "plan_base.yaml").string();
+  write_file_atomic(copy, blank_section(text.str(), "plan"));
+  try {
+    load_scenario(copy);
+  } catch (const InputError& e) {
+    rethrow_for(e, copy, path);
+  }
+  spec.axes = read_axes(root["sweep"]);
+  spec.base = YAML::Clone(root);
+  spec.base.remove("plan");
+  spec.base.remove("sweep");
+  absolutize_paths(spec.base, std::filesystem::path(path).parent_path().string());
+
+  // Every point must be a valid scenario: check them all before running any.
+  const std::string point_file = (std::filesystem::path(scratch_dir) / "plan_point.yaml").string();
+  for (const PlanPoint& p : enumerate_points(spec)) {
+    write_file_atomic(point_file, point_yaml(spec, p));
+    try {
+      load_scenario(point_file);
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      if (what.rfind(point_file, 0) == 0)
+        what = what.substr(point_file.size());
+      int line = 0, col = 0, used = 0;
+      if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+        what = what.substr(static_cast<std::size_t>(used));
+      else if (what.rfind(": ", 0) == 0)
+        what = what.substr(2);
+      const PlanAxis* axis = &spec.axes.front(); // the axis that holds the offending key, else the first
+      for (const PlanAxis& a : spec.axes)
+        for (const std::string& k : a.keys)
+          if (k == e.key() || k.substr(k.find('.') + 1) == e.key())
+            axis = &a;
+      throw InputError(path, axis->line, axis->col, "sweep",
+                       fmt::format("point {} ({}) is not a valid scenario: {}", p.index, p.label(), what));
+    }
+  }
+  std::filesystem::remove(point_file);
+  return spec;
+}
+
+} // namespace dbosim::plan

@@ -1,0 +1,87 @@
+/* dbosim tests — `dbosim plan` end to end on a 4-point plan: the report is self-contained and renders in headless
+ * Chromium with every plot drawn and no console error (tests/plan_report_check.sh), the check catches a broken page,
+ * and `mpirun -np 2` writes the same points.csv as one process. */
+#include "TempDir.hpp"
+#include "plan/MpiSession.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+using dbosim::test::TempDir;
+
+namespace {
+const std::string kPlan  = std::string(DBOSIM_SOURCE_DIR) + "/tests/data/plan/tiny_plan.yaml";
+const std::string kCheck = std::string(DBOSIM_SOURCE_DIR) + "/tests/plan_report_check.sh";
+
+std::string read(const std::string& path)
+{
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int sh(const std::string& cmd)
+{
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+int run_plan(const std::string& prefix, const std::string& out)
+{
+  return sh(prefix + std::string(DBOSIM_BINARY) + " plan " + kPlan + " --out " + out + " > " + out + ".log 2>&1");
+}
+} // namespace
+
+TEST_CASE("plan: the report is self-contained and renders in headless Chromium", "[slow][plan]")
+{
+  TempDir dir;
+  const std::string out = dir.path() + "/plan";
+  REQUIRE(run_plan("", out) == 0);
+  const std::string csv = read(out + "/points.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5); // header + 4 points
+  CHECK(csv.find(",failed") == std::string::npos);
+  const std::string html = read(out + "/report.html");
+  CHECK(html.find("Recommended:") != std::string::npos);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("src=\"http") == std::string::npos); // opens offline: nothing to fetch
+  CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  const std::string md = read(out + "/report.md");
+  CHECK(md.find("## Recommendation") != std::string::npos);
+  CHECK(md.find("model error") != std::string::npos); // the band, or "not yet measured"
+
+  INFO("see " << dir.path() << "/check/console.log");
+  CHECK(sh(kCheck + " " + out + "/report.html " + dir.path() + "/check 2> " + dir.path() + "/check.err") == 0);
+
+  // The check fails on a page with a console error, and on a page whose plot lost its SVG.
+  std::string broken = html;
+  broken.replace(broken.find("</body>"), 7, "<script>console.error('plan report broken')</script></body>");
+  std::ofstream(dir.path() + "/broken.html") << broken;
+  CHECK(sh(kCheck + " " + dir.path() + "/broken.html " + dir.path() + "/check2 2> /dev/null") != 0);
+  std::string no_plot = html;
+  const auto fig      = no_plot.find("id=\"plot-frontier\"");
+  REQUIRE(fig != std::string::npos);
+  no_plot.replace(fig, no_plot.find("</figure>", fig) - fig, "id=\"plot-frontier\">");
+  std::ofstream(dir.path() + "/no_plot.html") << no_plot;
+  CHECK(sh(kCheck + " " + dir.path() + "/no_plot.html " + dir.path() + "/check3 2> /dev/null") != 0);
+}
+
+TEST_CASE("plan: mpirun -np 2 writes the same points.csv as one process", "[slow][plan]")
+{
+  if (!dbosim::plan::MpiSession::built_with_mpi())
+    FAIL("dbosim was built without MPI: scripts/setup.sh installs openmpi-bin and libopenmpi-dev");
+  TempDir dir;
+  REQUIRE(run_plan("", dir.path() + "/one") == 0);
+  REQUIRE(run_plan("mpirun --allow-run-as-root --oversubscribe -np 2 ", dir.path() + "/mpi") == 0);
+  const std::string one = read(dir.path() + "/one/points.csv"), two = read(dir.path() + "/mpi/points.csv");
+  CHECK(!one.empty());
+  CHECK(one == two);
+  // Both ranks ran points: rank 1's share is in its own folder.
+  CHECK(read(dir.path() + "/mpi/ranks/1/shard.yaml").find("sweep:") != std::string::npos);
+}

@@ -1,0 +1,133 @@
+/* dbosim tests — plan files: the shipped plans load, points are the sweep's cartesian product, and a bad plan gets a
+ * located error naming the plan file (never the scratch copy the scenario loader reads). */
+#include "TempDir.hpp"
+#include "config/InputError.hpp"
+#include "plan/PlanPoints.hpp"
+#include "plan/PlanSpec.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+using dbosim::InputError;
+using dbosim::test::TempDir;
+using namespace dbosim::plan;
+
+namespace {
+const std::string kPlan = R"(model: deepseek-v3
+hardware: h200
+cluster: {nodes: 1, gpus_per_node: 8}
+parallel: {dp: 8, ep: 8, tp: 1}
+workload: {phase: decode, tokens_per_rank: 1, num_prompts: 16, max_concurrency: 16}
+overlap: {enable_dbo: false, all2all_backend: deepep_low_latency}
+sweep:
+  "parallel.ep,parallel.dp,cluster.nodes": [[8, 8, 1], [16, 16, 2]]
+  overlap.enable_dbo: [false, true]
+  hardware: [h200, b200]
+plan:
+  demand: {output_tokens_per_s: 1000}
+  slo: {p99_itl_ms: 50}
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to)
+{
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+std::string error_of(const std::string& yaml, std::string* path_out = nullptr)
+{
+  TempDir dir;
+  const std::string path = dir.write("plan.yaml", yaml);
+  if (path_out)
+    *path_out = path;
+  try {
+    load_plan(path, dir.path());
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind(path, 0) == 0); // the plan file, not the scratch copy
+    CHECK(what.find("plan_base.yaml") == std::string::npos);
+    CHECK(what.find("plan_point.yaml") == std::string::npos);
+    return what;
+  }
+  FAIL("the plan loaded");
+  return "";
+}
+} // namespace
+
+TEST_CASE("plan: points are the cartesian product, first axis slowest", "[quick][plan]")
+{
+  TempDir dir;
+  const PlanSpec spec = load_plan(dir.write("plan.yaml", kPlan), dir.path());
+  CHECK(spec.demand_metric == "output_throughput");
+  CHECK(spec.demand == 1000);
+  REQUIRE(spec.slos.size() == 1);
+  CHECK(spec.slos[0].metric == "p99_itl_ms");
+  const auto points = enumerate_points(spec);
+  REQUIRE(points.size() == 8);
+  CHECK(points[0].value("parallel.ep") == "8");
+  CHECK(points[0].value("overlap.enable_dbo") == "false");
+  CHECK(points[0].value("hardware") == "h200");
+  CHECK(points[1].value("hardware") == "b200"); // the last axis varies fastest
+  CHECK(points[1].value("overlap.enable_dbo") == "false");
+  CHECK(points[2].value("overlap.enable_dbo") == "true");
+  CHECK(points[7].value("parallel.ep") == "16");
+  const std::string y = point_yaml(spec, points[7]);
+  CHECK(y.find("plan:") == std::string::npos);
+  CHECK(y.find("sweep:") == std::string::npos);
+  CHECK(y.find("nodes: 2") != std::string::npos);
+  // A shard of points is one zipped axis of every key, in the given order.
+  const std::string shard = shard_sweep_yaml(spec, {points[5], points[2]});
+  CHECK(shard.find("parallel.ep,parallel.dp,cluster.nodes,overlap.enable_dbo,hardware") != std::string::npos);
+}
+
+TEST_CASE("plan: blanking the plan section keeps every line", "[quick][plan]")
+{
+  const std::string b = blank_section(kPlan, "plan");
+  CHECK(std::count(b.begin(), b.end(), '\n') == std::count(kPlan.begin(), kPlan.end(), '\n'));
+  CHECK(b.find("demand") == std::string::npos);
+  CHECK(b.find("sweep:") != std::string::npos);
+}
+
+TEST_CASE("plan: bad plan sections are located errors", "[quick][plan]")
+{
+  std::string e = error_of(replace(kPlan, "slo: {p99_itl_ms: 50}", "slo: {p99_itl: 50}"));
+  CHECK(e.find(":13:") != std::string::npos);
+  CHECK(e.find("p99_itl") != std::string::npos);
+  CHECK(e.find("valid: mean_ttft_ms") != std::string::npos);
+
+  e = error_of(
+      replace(kPlan, "demand: {output_tokens_per_s: 1000}", "demand: {output_tokens_per_s: 1000, requests_per_s: 3}"));
+  CHECK(e.find("exactly one demand") != std::string::npos);
+
+  e = error_of(replace(kPlan, "demand: {output_tokens_per_s: 1000}", "demand: {output_tokens_per_s: -5}"));
+  CHECK(e.find("plan.demand.output_tokens_per_s") != std::string::npos);
+
+  e = error_of(replace(kPlan, "  slo: {p99_itl_ms: 50}\n", "  slo: {p99_itl_ms: 50}\n  budget: 3\n"));
+  CHECK(e.find("budget") != std::string::npos);
+  CHECK(e.find("valid:") != std::string::npos);
+
+  e = error_of(replace(kPlan, "plan:\n", "planx:\n"));
+  CHECK(e.find("plan") != std::string::npos);
+}
+
+TEST_CASE("plan: scenario errors in a plan name the plan file and line", "[quick][plan]")
+{
+  // A scenario key error: same message as a scenario's, at the plan's line 6.
+  std::string e = error_of(replace(kPlan, "enable_dbo: false,", "enable_dbx: false,"));
+  CHECK(e.find(":6:") != std::string::npos);
+  CHECK(e.find("enable_dbx") != std::string::npos);
+  CHECK(e.find("valid:") != std::string::npos);
+
+  // A point that is not a valid scenario (EP 7 does not divide 256 experts): located at its sweep axis.
+  e = error_of(replace(kPlan, "[16, 16, 2]", "[7, 7, 1]"));
+  CHECK(e.find(":8:") != std::string::npos);
+  CHECK(e.find("point ") != std::string::npos);
+  CHECK(e.find("parallel.ep=7") != std::string::npos);
+
+  // An unknown hardware profile in the sweep.
+  e = error_of(replace(kPlan, "hardware: [h200, b200]", "hardware: [h200, z900]"));
+  CHECK(e.find("z900") != std::string::npos);
+}
