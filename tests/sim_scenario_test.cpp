@@ -6,6 +6,7 @@
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/TimelineCheck.hpp"
 #include "sim/TimelineEngine.hpp"
+#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -176,7 +177,8 @@ TEST_CASE("sim::scenario: every shipped scenario's replay satisfies the timeline
 
 TEST_CASE("sim::scenario: dbosim run --compare writes and tabulates overlap off / async combine / DBO", "[quick]")
 {
-  const std::string out = "sim_compare_out";
+  dbosim::test::TempDir dir;
+  const std::string out = dir.path() + "/compare_out";
   const std::string cmd = std::string(DBOSIM_BINARY) + " run " + source_dir +
                           "/scenarios/dsv3_decode_ep32_dbo.yaml --compare --out " + out + " > " + out + ".txt";
   REQUIRE(std::system(cmd.c_str()) == 0);
