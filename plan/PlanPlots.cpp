@@ -33,7 +33,8 @@ std::string short_hw(const std::string& hw) { return std::filesystem::path(hw).s
 std::string run_gnuplot(const std::string& dir, const std::string& name, const std::string& script)
 {
   const std::string gp = dir + "/" + name + ".gp", svg = dir + "/" + name + ".svg";
-  write_file_atomic(gp, fmt::format("{}set output {}\n{}", terminal, quote(svg), script));
+  // gnuplot runs inside `dir` (its data files are named relative to it), so the output is named relative too.
+  write_file_atomic(gp, fmt::format("{}set output {}\n{}", terminal, quote(name + ".svg"), script));
   const std::string cmd =
       fmt::format("cd {} && gnuplot {} > {} 2>&1", quote(dir), quote(name + ".gp"), quote(name + ".log"));
   if (std::system(cmd.c_str()) != 0)
