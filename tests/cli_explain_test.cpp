@@ -1,3 +1,4 @@
+#include "RunShell.hpp"
 #include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
@@ -8,19 +9,7 @@
 #include <string>
 
 namespace {
-/** Runs a shell command, returns its stdout and sets *rc to its exit code. */
-std::string run(const std::string& cmd, int* rc)
-{
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
-    out.append(buf, n);
-  const int status = ::pclose(pipe);
-  *rc              = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using dbosim::test::run_shell;
 } // namespace
 
 TEST_CASE("cli: --explain prints the terms behind one op's cost", "[quick]")
@@ -34,14 +23,14 @@ TEST_CASE("cli: --explain prints the terms behind one op's cost", "[quick]")
                std::string("hardware: ") + DBOSIM_SOURCE_DIR + "/tests/data/calib/h200_datasheet.yaml");
   const std::string base = std::string(DBOSIM_BINARY) + " run " + dir.write("default.yaml", yaml) + " --out " +
                            dir.path() + " --explain ";
-  const std::string mlp = run(base + "MLP 2>&1", &rc);
+  const std::string mlp = run_shell(base + "MLP 2>&1", &rc);
   CHECK(rc == 0);
   CHECK(mlp.find("MoE layer MLP = ") != std::string::npos);
   // A datasheet profile has no tables: each kernel shows its roofline terms with the profile's figures.
   CHECK(mlp.find("experts_gate_up: roofline") != std::string::npos);
   CHECK(mlp.find("4.8e+12 B/s") != std::string::npos);
   CHECK(mlp.find("experts_down:") != std::string::npos);
-  const std::string bad = run(base + "Q 2>&1", &rc);
+  const std::string bad = run_shell(base + "Q 2>&1", &rc);
   CHECK(rc == 2);
   CHECK(bad.find("--explain") != std::string::npos);
 }

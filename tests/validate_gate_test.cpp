@@ -1,6 +1,7 @@
 /* dbosim validate — the CI gate on the committed H200 overlap-testbed recordings: the recorded MAPE per group holds,
  * serial makespans are within 10%, and a deliberately broken profile (SM-scaling curves replaced by linear ones, or
  * the interference factors removed) makes the gate fail. */
+#include "RunShell.hpp"
 #include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,26 +13,15 @@
 #include <string>
 
 namespace {
+using dbosim::test::run_shell;
 
-std::string run(const std::string& cmd, int* rc)
-{
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
-    out.append(buf, n);
-  const int status = ::pclose(pipe);
-  *rc              = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 const std::string src  = DBOSIM_SOURCE_DIR;
 const std::string gate = " --baseline " + src + "/validate/baseline.yaml";
 
 std::string validate(const std::string& args, const std::string& out_dir, int* rc)
 {
-  return run(std::string(DBOSIM_BINARY) + " validate " + args + " --out " + out_dir + " 2>&1", rc);
+  return run_shell(std::string(DBOSIM_BINARY) + " validate " + args + " --out " + out_dir + " 2>&1", rc);
 }
 
 /** The shipped H200 profile with `edit` applied, written to `dir`. */
