@@ -221,7 +221,7 @@ json parse_json_file(const std::string& path)
     if (!j.is_object())
       throw InputError(path, "expected a JSON object at the top level");
     return j;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
     throw InputError(path, fmt::format("not valid JSON: {}", e.what()));
   }
 }

@@ -60,7 +60,7 @@ Measured read_recording(const std::string& path)
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
     throw InputError(path, 0, 0, "json", e.what());
   }
   if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())

@@ -89,7 +89,7 @@ std::vector<TraceKernel> read_chrome(const std::string& path, std::istream& in)
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
     throw InputError(path, 0, 0, "json", e.what());
   }
   const nlohmann::json* events = &doc;
