@@ -337,17 +337,17 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
   calib::summarize_samples(m, with.samples_us);
   Measurement a;
   calib::summarize_samples(a, alone.samples_us);
-  m.extra["us_alone"]        = a.us;
-  m.extra["slowdown"]        = m.us / a.us;
-  m.extra["compute_sms"]     = cenv->sms();
-  m.extra["comm_sms"]        = partitioned ? menv->sms() : dev_.sm_count();
-  m.extra["comm_gbps_alone"] = double(len) / pass_ms / 1e6;
-  m.extra["comm_gbps_with"]  = double(len) * passes / comm_ms / 1e6;
-  m.extra["overlap_ok"]      = 1e3 * comm_ms >= with.loop_us ? 1 : 0;
-  m.extra["sm_clock_mhz"]    = nvml_.sm_clock_mhz();
+  m.extra["us_alone"]         = a.us;
+  m.extra["slowdown"]         = m.us / a.us;
+  m.extra["compute_sms"]      = cenv->sms();
+  m.extra["comm_sms"]         = partitioned ? menv->sms() : dev_.sm_count();
+  m.extra["comm_gbps_alone"]  = double(len) / pass_ms / 1e6;
+  m.extra["comm_gbps_with"]   = double(len) * passes / comm_ms / 1e6;
+  m.extra["overlap_ok"]       = 1e3 * comm_ms >= with.loop_us ? 1 : 0;
+  m.extra["sm_clock_mhz"]     = nvml_.sm_clock_mhz();
   m.extra["comm_ctas_per_sm"] = copy_ctas_per_sm(comm_smem);
-  m.info["impl"]             = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
-                                                       : "one context, two streams: comm CTAs share the SMs") +
+  m.info["impl"]              = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
+                                                        : "one context, two streams: comm CTAs share the SMs") +
                    "; comm kernel = copy with " + std::to_string(comm_ctas) + " CTAs, " + std::to_string(passes) +
                    " passes of 256 MiB, " + std::to_string(comm_smem) + " B dynamic shared memory per CTA";
   return m;

@@ -202,7 +202,7 @@ void copy_ctas(void* dst, const void* src, size_t bytes, int passes, int ctas, i
 {
   allow_copy_smem(smem_bytes);
   copy_kernel<<<ctas, 1024, static_cast<size_t>(smem_bytes), s>>>(static_cast<int4*>(dst),
-                                                                   static_cast<const int4*>(src), bytes / 16, passes);
+                                                                  static_cast<const int4*>(src), bytes / 16, passes);
   LAUNCH_CHECK();
 }
 
@@ -210,7 +210,8 @@ int copy_ctas_per_sm(int smem_bytes)
 {
   allow_copy_smem(smem_bytes);
   int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel, 1024, static_cast<size_t>(smem_bytes)));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel, 1024, static_cast<size_t>(smem_bytes)));
   return blocks;
 }
 

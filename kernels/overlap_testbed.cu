@@ -8,10 +8,10 @@
  * schedules join their streams). Compute ops are cuBLASLt BF16 GEMMs (kernels/Gemm.hpp); comm ops are the SM-resident
  * copy kernel with a fixed CTA count (kernels/Kernels.hpp), what DeepEP's high-throughput kernels do with their SMs.
  * `comm_smem_bytes N` makes each copy CTA reserve N bytes of dynamic shared memory (DeepEP's high-throughput kernels
- * reserve 196608 B: one CTA per SM, and no GEMM CTA fits beside it). With `partition_compute_sms > 0` the compute stream lives in a green context of that many SMs and the comm stream in
- * the rest (kernels/ExecEnv.hpp), cuBLAS told its SM budget. With `comm_priority high` the comm stream is created at
- * the device's greatest stream priority (its CTAs are scheduled first when SMs free up; running CTAs are not
- * preempted).
+ * reserve 196608 B: one CTA per SM, and no GEMM CTA fits beside it). With `partition_compute_sms > 0` the compute
+ * stream lives in a green context of that many SMs and the comm stream in the rest (kernels/ExecEnv.hpp), cuBLAS told
+ * its SM budget. With `comm_priority high` the comm stream is created at the device's greatest stream priority (its
+ * CTAs are scheduled first when SMs free up; running CTAs are not preempted).
  *
  * The host issues a whole step behind a gate (a spin kernel both streams wait on), so the replay is GPU-bound: the
  * recording measures overlap, partitions and interference, not launch costs. One untimed step warms up; then `reps`
@@ -308,7 +308,7 @@ int main(int argc, char** argv)
   }
   try {
     Device dev(0);
-    const std::string gpu = dev.props().name;
+    const std::string gpu    = dev.props().name;
     const cudaDeviceProp& pr = dev.props();
     std::printf("device %s: %d SMs, per SM %d threads, %d CTAs, %zu B shared memory (%zu B per CTA opt-in), %d "
                 "registers\n",

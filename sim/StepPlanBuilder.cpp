@@ -105,8 +105,8 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
   plan.gpu.comm_uses_sms = sc.parallel.backend != All2AllBackend::deepep_low_latency;
   if (plan.gpu.comm_uses_sms) {
-    plan.gpu.interference_shared      = interference(hw, "compute_with_comm", plan);
-    plan.gpu.interference_partitioned = interference(hw, "compute_with_comm_partitioned", plan);
+    plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
+    plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
     plan.gpu.comm_slowdown_shared      = interference(hw, "comm_with_compute", plan);
     plan.gpu.comm_slowdown_partitioned = interference(hw, "comm_with_compute_partitioned", plan);
   }

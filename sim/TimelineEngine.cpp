@@ -40,10 +40,10 @@ struct RunState {
   std::vector<int> pending;
   std::vector<int> done_step;
 
-  bool wait_for_sms          = false; ///< comm kernels need whole SMs and share them with compute (no partition)
-  bool compute_running       = false; ///< an op of the compute stream is executing
-  int sms_waiter              = -1;    ///< the stream whose comm op waits for the running compute op to end
-  double comm_drag_bound      = 0;     ///< units/s the running compute takes from the comm on the fabric (0 = none)
+  bool wait_for_sms      = false; ///< comm kernels need whole SMs and share them with compute (no partition)
+  bool compute_running   = false; ///< an op of the compute stream is executing
+  int sms_waiter         = -1;    ///< the stream whose comm op waits for the running compute op to end
+  double comm_drag_bound = 0;     ///< units/s the running compute takes from the comm on the fabric (0 = none)
 
   std::array<sg4::ActorPtr, num_streams> stream_actor;
   std::array<long, num_streams> stream_waiting{-1, -1};
@@ -127,7 +127,8 @@ void run_activity(RunState& st, OpVertex v)
 
 /* Residency: a comm kernel whose CTAs need whole SMs, launched on shared SMs while a compute op runs, gets SMs only
  * when that op ends. The yield lets a compute op that became ready at this same instant start first (the compute
- * stream's next kernel is already queued behind the one that just ended; the comm kernel's launch waits on an event). */
+ * stream's next kernel is already queued behind the one that just ended; the comm kernel's launch waits on an event).
+ */
 void wait_for_sms(RunState& st, int s)
 {
   sg4::this_actor::yield();

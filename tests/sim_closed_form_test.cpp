@@ -196,12 +196,12 @@ TEST_CASE("sim::closed form: compute beside a comm kernel slows the comm by comm
 {
   // async_combine, 1 MoE layer: C (25 µs alone) starts at 100 beside S (15 µs, not slowed: compute factor 1). With a
   // comm slowdown of 2, C makes 7.5 µs of progress while S runs, then 17.5 alone: it ends at 100 + 15 + 17.5.
-  StepPlan plan                  = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
-  plan.gpu.comm_uses_sms         = true;
-  plan.gpu.comm_slowdown_shared  = 2;
-  Run r                          = replay(plan);
-  const OpRecord& c              = find(r, OpKind::C, 0, 0);
-  const OpRecord& s              = find(r, OpKind::S, 0, 0);
+  StepPlan plan                 = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  plan.gpu.comm_uses_sms        = true;
+  plan.gpu.comm_slowdown_shared = 2;
+  Run r                         = replay(plan);
+  const OpRecord& c             = find(r, OpKind::C, 0, 0);
+  const OpRecord& s             = find(r, OpKind::S, 0, 0);
   CHECK(c.start_us == Approx(100).margin(tol_us));
   CHECK(c.end_us == Approx(132.5).margin(tol_us));
   CHECK(s.end_us - s.start_us == Approx(15).margin(tol_us));

@@ -82,13 +82,13 @@ sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, 
     c.dense = {c.moe[0], c.moe[1], c.moe[3]};
     plan.ubatches.push_back(std::move(c));
   }
-  plan.host.cuda_graph              = true; // the testbed's host issues the step behind a gate: no launch cost
-  plan.host.kernel_gap_us           = hw.graph_replay_kernel_us;
-  plan.gpu.sm_count                 = hw.sm_count;
-  plan.gpu.comm_sms                 = v.partition ? s.comm_ctas : 0;
-  plan.gpu.comm_uses_sms            = true;
-  plan.gpu.interference_shared      = factor(hw, "compute_with_comm");
-  plan.gpu.interference_partitioned = factor(hw, "compute_with_comm_partitioned");
+  plan.host.cuda_graph               = true; // the testbed's host issues the step behind a gate: no launch cost
+  plan.host.kernel_gap_us            = hw.graph_replay_kernel_us;
+  plan.gpu.sm_count                  = hw.sm_count;
+  plan.gpu.comm_sms                  = v.partition ? s.comm_ctas : 0;
+  plan.gpu.comm_uses_sms             = true;
+  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
+  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
   plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
   plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
   // The copy CTA reserves DeepEP's shared memory: one per SM and no GEMM CTA beside it (the testbed log records
