@@ -146,6 +146,7 @@ SmLooRow evaluate(const std::string& family, const std::string& model, const Tra
       }
     }
     row.kernel_mean.push_back(predicted.empty() ? 0 : sum / static_cast<double>(predicted.size()));
+    row.kernel_names.push_back(kernel_name(*k));
   }
   row.kernels = static_cast<int>(kernels.size());
   row.points  = static_cast<int>(all.size());
@@ -259,6 +260,17 @@ std::string format_sm_loo_report(const std::vector<SmLooRow>& rows)
     }
     s += fmt::format("  {:<13}{:<19}{:>8}{:>8}{:>8.1f}%{:>7.1f}%{:>7.1f}%{:>11}  {}\n", r.family, r.model, r.kernels,
                      r.points, 100 * r.median, 100 * r.mean, 100 * r.max, better, r.worst);
+  }
+  s += "  mean error per left-out kernel (%), models in the order above:\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (r > 0 && rows[r - 1].family == rows[r].family)
+      continue;
+    for (size_t i = 0; i < rows[r].kernel_names.size(); ++i) {
+      std::string line = fmt::format("    {:<58}", rows[r].kernel_names[i]);
+      for (size_t m = r; m < rows.size() && rows[m].family == rows[r].family; ++m)
+        line += fmt::format("{:>7.1f}", 100 * rows[m].kernel_mean[i]);
+      s += line + "\n";
+    }
   }
   return s;
 }

@@ -48,8 +48,9 @@ struct SmLooRow {
   double median = 0; ///< |predicted - measured| / measured speed
   double mean   = 0;
   double max    = 0;
-  std::string worst;               ///< kernel and SMs of the largest error
-  std::vector<double> kernel_mean; ///< per left-out kernel (family order), its mean error over its SM counts
+  std::string worst;                     ///< kernel and SMs of the largest error
+  std::vector<double> kernel_mean;       ///< per left-out kernel (family order), its mean error over its SM counts
+  std::vector<std::string> kernel_names; ///< the left-out kernels, in the same order
 };
 
 /** @brief Per GEMM family (gemm, grouped_gemm), one row per model: "median curve" (the profile's model),
@@ -57,7 +58,7 @@ struct SmLooRow {
 std::vector<SmLooRow> sm_scaling_loo(const std::vector<SmKernel>& kernels, int sm_count, const SmRates& rates);
 
 /** @brief The comparison as a fixed-width text table; "better on" counts the left-out kernels a candidate predicts
- *  with a lower mean error than the median curve of its family. */
+ *  with a lower mean error than the median curve of its family; then each kernel's mean error under each model. */
 std::string format_sm_loo_report(const std::vector<SmLooRow>& rows);
 
 } // namespace dbosim::calib

@@ -88,6 +88,8 @@ TEST_CASE("calib::sm_scaling_loo: kernels that follow wave quantization are pred
   const auto& med  = row(rows, "gemm", "median curve").kernel_mean;
   const int better = static_cast<int>((med[0] > 0) + (med[1] > 0) + (med[2] > 0) + (med[3] > 0));
   CHECK_THAT(format_sm_loo_report(rows), Catch::Contains(std::to_string(better) + " of 4"));
+  CHECK(wave.kernel_names[1] == "gemm_bf16{k=1024 n=4096 tokens=4096}");
+  CHECK_THAT(format_sm_loo_report(rows), Catch::Contains("gemm_bf16{k=1024 n=4096 tokens=4096}"));
 }
 
 TEST_CASE("calib::sm_scaling_loo: the roofline blend is exact when compute follows one curve and memory another",
