@@ -20,7 +20,7 @@ overlap: {all2all_backend: deepep_low_latency}
 )";
 }
 
-TEST_CASE("serving::params: defaults keep the single-step run; vLLM's names are read", "[quick]")
+TEST_CASE("serving::params: defaults keep the single-step run, vLLM's names are read", "[quick]")
 {
   test::TempDir dir;
   const Scenario plain = load_scenario(dir.write("a.yaml", base + "workload: {tokens_per_rank: 8}\n"));

@@ -207,7 +207,7 @@ TEST_CASE("serving::ServingSim: DP ranks share the load round-robin or least-loa
   CHECK(ranks.size() == 4);
 }
 
-TEST_CASE("serving::ServingSim: disaggregated prefill keeps prefills out of the decode steps; the KV moves first",
+TEST_CASE("serving::ServingSim: disaggregated prefill keeps prefills out of the decode steps, the KV moves first",
           "[quick]")
 {
   RequestWorkload w;
@@ -249,7 +249,7 @@ TEST_CASE("serving::ServingSim: disaggregated prefill keeps prefills out of the 
   CHECK(md["completed"].get<long>() == 200);
 }
 
-TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the step; a longer gap shows", "[quick]")
+TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the step, a longer gap shows", "[quick]")
 {
   ClosedFormOracle o;
   ServingParams p              = small_params();

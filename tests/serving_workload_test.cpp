@@ -11,7 +11,7 @@
 using namespace dbosim;
 using namespace dbosim::serving;
 
-TEST_CASE("serving::Workload: same seed, same requests; the draws are our own transform of mt19937_64", "[quick]")
+TEST_CASE("serving::Workload: same seed, same requests, the draws are our own transform of mt19937_64", "[quick]")
 {
   RequestWorkload w;
   w.num_prompts        = 100;

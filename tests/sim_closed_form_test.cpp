@@ -178,7 +178,7 @@ TEST_CASE("sim::closed form: a full CUDA graph replays without per-kernel host c
   CHECK(r.m.step_time_us == Approx(50 + 280).margin(tol_us));
 }
 
-TEST_CASE("sim::closed form: SM partition confines compute; interference slows compute beside comm", "[quick]")
+TEST_CASE("sim::closed form: SM partition confines compute, interference slows compute beside comm", "[quick]")
 {
   // async_combine, 1 MoE layer, comm kernels use SMs without a partition: while C (25 µs) runs, S gets 1/f of the
   // GPU. f = 1.25: S (15 µs alone) runs entirely beside C at speed 0.8 and takes 15 * 1.25 = 18.75 µs < 25.
@@ -264,7 +264,7 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
   CHECK(a00.end_us - a00.start_us == Approx(15).margin(tol_us));
 }
 
-TEST_CASE("sim::closed form: a fast eager host hides its launches; kernel gaps stay on the GPU", "[quick]")
+TEST_CASE("sim::closed form: a fast eager host hides its launches, kernel gaps stay on the GPU", "[quick]")
 {
   // 0.5 µs per launch, 1 µs GPU gap per kernel, 12 single-kernel ops of 280 µs in all: only the first launch is
   // exposed, every gap is paid: 0.5 + 280 + 12 = 292.5 µs. (A full graph would pay the same gaps: eager >= graph.)
