@@ -163,6 +163,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     fp.sm_scaling[fam] = std::move(c);
   }
 
+  fp.sm_tables = fit_sm_tables(records, sm_count);
+
   // ---- interference: slowdown of compute beside the comm-like copy kernel
   std::map<std::string, std::vector<double>> slow;
   std::map<std::string, std::vector<std::string>> slow_what;

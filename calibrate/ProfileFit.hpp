@@ -3,6 +3,7 @@
  * Plain C++, deterministic (same records, same fit). */
 #pragma once
 #include "calibrate/Measurement.hpp"
+#include "calibrate/SmTableFit.hpp"
 
 #include <map>
 #include <string>
@@ -35,6 +36,7 @@ struct FittedProfile {
   int runs = 0;                           ///< env records: 1 + resumes
   std::vector<FitTable> tables;
   std::map<std::string, FitCurve> sm_scaling;    ///< "gemm", "grouped_gemm", "attention", "memory"
+  std::vector<FitSmTable> sm_tables;             ///< per-shape GEMM speed over tokens at the DBO partitions
   std::map<std::string, FitScalar> interference; ///< "compute_with_comm", "compute_with_comm_partitioned", ...
   FitCurve comm_kernel_gbps;                     ///< x = CTAs (= SMs held), y = GB/s of payload
   std::map<std::string, FitScalar> host_us;      ///< launch_cpu, graph_replay_kernel, event, stream_sync

@@ -142,6 +142,23 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     }
     out << YAML::EndMap;
   }
+  if (!fit.sm_tables.empty()) {
+    out << YAML::Key << "sm_tables" << YAML::Value << YAML::BeginSeq;
+    for (const auto& t : fit.sm_tables) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "family" << YAML::Value << t.family;
+      out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [k, v] : t.dims)
+        out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+      out << YAML::Key << "sms" << YAML::Value << t.sms;
+      list(out, "tokens", t.tokens, 9);
+      list(out, "speed", t.speed, 3);
+      out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << t.source;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   if (!fit.interference.empty()) {
     out << YAML::Key << "interference" << YAML::Value << YAML::BeginMap;
     for (const auto& [key, s] : fit.interference)

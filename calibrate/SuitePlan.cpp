@@ -12,6 +12,11 @@ namespace {
  *  CTA per SM. The interference points give the copy kernel the same reservation. */
 constexpr int deepep_ht_smem_bytes = 196608;
 
+/** SMs a DBO run leaves to communication: vLLM's VLLM_DBO_COMM_SMS default (vllm/envs.py: 20), and the wider
+ *  32-SM split the interference points also measure. */
+constexpr int dbo_comm_sms      = 20;
+constexpr int dbo_comm_sms_wide = 32;
+
 /** @brief Powers of two from lo to hi, with the midpoint 1.5 x 2^i added from `dense_from` on (where durations
  *  stop being flat in tokens and linear interpolation between powers of two is least accurate). */
 std::vector<int> token_grid(int lo, int hi, int dense_from)
@@ -102,6 +107,31 @@ std::vector<int> skewed_tokens(int experts, int mean)
   return out;
 }
 
+const std::vector<int>& sm_table_tokens()
+{
+  static const std::vector<int> tokens = {16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+  return tokens;
+}
+
+std::vector<int> sm_table_sms(int sm_count)
+{
+  return {sm_count - dbo_comm_sms, sm_count - dbo_comm_sms_wide};
+}
+
+std::vector<MeasureSpec> sm_table_plan(int sm_count)
+{
+  std::vector<MeasureSpec> plan;
+  std::vector<int> sms = {sm_count}; // the full-GPU baseline of each point, measured beside its partitions
+  for (int s : sm_table_sms(sm_count))
+    sms.push_back(s);
+  for (const auto& s : zoo_gemm_shapes())
+    for (const char* family : {"gemm_bf16", "gemm_fp8"})
+      for (int m : sm_table_tokens())
+        for (int budget : sms)
+          plan.push_back(spec("sm_table", {{"n", s.n}, {"k", s.k}, {"tokens", m}, {"sms", budget}}, family));
+  return plan;
+}
+
 std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
 {
   const bool full = size == SuiteSize::full;
@@ -171,6 +201,12 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
         p.params["comm_smem_bytes"] = deepep_ht_smem_bytes;
         plan.push_back(p);
       }
+
+  // ---- per-shape SM tables: every zoo dense GEMM at the DBO compute partitions (family "sm_table", measured
+  //      exactly like sm_scaling; a family of its own so the median curves above stay the 7-kernel fit)
+  if (full)
+    for (const auto& p : sm_table_plan(sm_count))
+      plan.push_back(p);
 
   // ---- grouped expert GEMMs: balanced over experts x tokens per expert, then skewed
   const std::vector<int> tpe = full ? token_grid(1, 4096, 32) : std::vector<int>{1, 16, 128, 1024};

@@ -33,6 +33,17 @@ const std::vector<ExpertShape>& zoo_expert_shapes();
 /** @brief The SM budgets of the green-context partitions (132 = the whole H200). */
 const std::vector<int>& partition_sms();
 
+/** @brief Token counts of the per-shape SM tables (16..16384, powers of two but 32). */
+const std::vector<int>& sm_table_tokens();
+
+/** @brief SM budgets of the per-shape SM tables: the DBO compute partitions sm_count - 20 and sm_count - 32. */
+std::vector<int> sm_table_sms(int sm_count);
+
+/** @brief The per-shape SM-table points (family "sm_table", variant gemm_bf16/gemm_fp8): every zoo dense GEMM shape
+ *  over sm_table_tokens(), each at the full GPU then at sm_table_sms(); shape outer, so a cut run keeps whole shapes.
+ *  Part of the full suite; `dbosim-calibrate-run --only sm_table` runs just these. */
+std::vector<MeasureSpec> sm_table_plan(int sm_count);
+
 /** @brief Every measurement of the suite, most important first (so a run cut short keeps what matters).
  *  @param sm_count the GPU's SMs (the 132-SM list is scaled down on a smaller GPU). */
 std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count);

@@ -7,6 +7,7 @@
 #include "calibrate/ProfileWriter.hpp"
 #include "calibrate/ResultsStore.hpp"
 #include "calibrate/SmScalingLoo.hpp"
+#include "calibrate/SmTableLoo.hpp"
 #include "calibrate/VerifyCheck.hpp"
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,10 @@ void print_report(const FittedProfile& fit, const std::vector<Measurement>& reco
   fmt::print("SM scaling, leave one kernel out (fit on the family's other kernels, predict the left-out kernel's "
              "speed at each measured SM count):\n{}",
              format_sm_loo_report(sm_scaling_loo(sm_scaling_kernels(records, sm_count), sm_count, rates)));
+  if (!fit.sm_tables.empty())
+    fmt::print("SM scaling, per-shape tables, leave one token count out ({} tables; each point predicted from its "
+               "table's other points, linear between neighbours, clamped at the ends; vs the gemm median curve):\n{}",
+               fit.sm_tables.size(), format_sm_table_loo_report(sm_table_loo(fit.sm_tables, fit.sm_scaling)));
   fmt::print("interference (slowdown factors):\n");
   for (const auto& [k, s] : fit.interference)
     fmt::print("  {:<32} {:.3f}\n", k, s.value);

@@ -3,6 +3,7 @@
 #include "config/DataDir.hpp"
 #include "config/InputError.hpp"
 #include "config/YamlMap.hpp"
+#include "models/OpTables.hpp"
 
 #include <fmt/format.h>
 
@@ -200,6 +201,35 @@ void read_tables(YamlMap& root, HwProfile& hw)
   }
 }
 
+/** @brief Per-shape SM tables: a list of {family, dims, sms, tokens, speed, source}; one per (family, dims, sms). */
+void read_sm_tables(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("sm_tables"))
+    return;
+  YAML::Node list = root.raw("sm_tables");
+  if (!list.IsSequence())
+    root.fail("sm_tables", "expected a list of per-shape SM tables");
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlMap t(list[i], root.file(), fmt::format("sm_tables[{}]", i));
+    models::SmTable table;
+    table.family = t.get_string("family");
+    YamlMap dims = t.get_map("dims");
+    for (const auto& key : dims.keys())
+      table.dims[key] = dims.get_int(key, 1, 1L << 30);
+    dims.finish();
+    table.sms             = t.get_int("sms", 1, hw.sm_count);
+    table.speed_by_tokens = read_curve(t, "tokens", "speed", 1e-3, 2.0, 1.0);
+    if (table.speed_by_tokens.x.front() < 1)
+      t.fail("tokens", "tokens must be >= 1");
+    if (models::find_sm_table(hw, table.family, table.dims, table.sms))
+      t.fail("sms",
+             fmt::format("a second table for {} at {} SMs", models::table_key(table.family, table.dims), table.sms),
+             "one table per family, dims and SM count");
+    t.finish();
+    hw.sm_tables.push_back(std::move(table));
+  }
+}
+
 } // namespace
 
 models::HwProfile load_hw_profile(const std::string& name_or_path)
@@ -226,6 +256,7 @@ models::HwProfile load_hw_profile(const std::string& name_or_path)
   read_interference(root, hw);
   read_comm_kernel(root, hw);
   read_tables(root, hw);
+  read_sm_tables(root, hw);
   root.finish();
   return hw;
 }

@@ -365,7 +365,7 @@ Measurement CudaBackend::measure(const MeasureSpec& spec)
     m = host_cost(spec.variant);
   else if (spec.family == "copy_kernel")
     m = copy_kernel(spec.params);
-  else if (spec.family == "sm_scaling")
+  else if (spec.family == "sm_scaling" || spec.family == "sm_table") // the same path; sm_table: per-shape tables
     m = sm_scaling(spec);
   else if (spec.family == "interference")
     m = interference(spec);

@@ -40,6 +40,15 @@ struct OpTable {
   Curve us_by_tokens; ///< x = tokens (M, or batch for attention), y = microseconds on the full GPU
 };
 
+/** @brief A measured per-shape SM table: one kernel's speed t(full GPU) / t(sms SMs) over tokens at one SM count
+ *  (cuBLASLt's tile choice at each SM count makes the speed depend on the shape; the family curve is a median). */
+struct SmTable {
+  std::string family;              ///< table family of the kernel: "gemm_bf16", "gemm_fp8"
+  std::map<std::string, int> dims; ///< as OpTable::dims ({n, k})
+  int sms = 0;                     ///< the SM count it was measured at
+  Curve speed_by_tokens;           ///< x = tokens, y = relative speed at `sms`
+};
+
 struct HwProfile {
   std::string name; ///< "h200"
   std::string gpu;  ///< marketing name, "NVIDIA H200 SXM 141GB"
@@ -66,6 +75,7 @@ struct HwProfile {
 
   std::vector<OpTable> tables;                  ///< measured kernel durations (empty for datasheet profiles)
   std::map<std::string, SmScaling> sm_scaling;  ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
+  std::vector<SmTable> sm_tables;               ///< per-shape speeds at measured SM counts (before sm_scaling)
   std::map<std::string, double> interference;   ///< slowdown factors: "compute_with_comm", "compute_with_comm_partitioned"
   Curve comm_kernel_bytes_per_s_by_sms;         ///< SM-resident copy kernel bandwidth vs SMs (CTAs) it holds
 

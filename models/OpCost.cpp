@@ -104,6 +104,8 @@ void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& 
     bad(fmt::format("shared expert width {} does not divide over tp={}", m.shared_intermediate, par.tp));
 }
 
+} // namespace
+
 OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family,
                    const std::vector<KernelWork>& kernels)
 {
@@ -118,6 +120,7 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     c.bytes += k.bytes;
     c.weight_bytes += k.weight_bytes;
     c.duration_us += t.us;
+    c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens});
     // The op is reported with the bound of the kernel that takes most of its time.
     if (t.us > longest_us) {
       longest_us = t.us;
@@ -128,7 +131,6 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
   c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
   return c;
 }
-} // namespace
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer)

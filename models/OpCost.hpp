@@ -4,6 +4,7 @@
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct StepShape {
   int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill)
 };
 
+/** @brief One kernel of an op as the SM-scaling model needs it: its full-GPU time and the table key that may hold
+ *  a per-shape SM table for it. */
+struct OpKernelPart {
+  double us = 0;
+  std::string table_family; ///< KernelWork::table_family ("" = none)
+  std::map<std::string, int> table_dims;
+  double table_tokens = 0;
+};
+
 struct OpCost {
   OpKind kind = OpKind::A0;
   double flops       = 0; ///< floating-point operations
@@ -47,6 +57,7 @@ struct OpCost {
   std::string sm_family; ///< HwProfile::sm_scaling key for compute ops ("gemm", "grouped_gemm", "attention"); empty for D/C
   std::string method;    ///< how duration_us was obtained (table name, roofline terms, link), for --explain
   int kernels = 1;       ///< kernel launches the op issues (each costs the host a launch)
+  std::vector<OpKernelPart> parts; ///< compute ops: their kernels, summing to duration_us; empty for D/C
 };
 
 struct LayerCosts {
@@ -59,7 +70,9 @@ struct LayerCosts {
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer);
 
-/** @brief Duration of a compute op given `sms` of the GPU, by the profile's SM-scaling curve for its family.
+/** @brief Duration of a compute op given `sms` of the GPU. A kernel of the op whose table family and dims have a
+ *  per-shape SM table measured at exactly `sms` (HwProfile::sm_tables) takes its speed from that table at its tokens;
+ *  the others (or the whole op when none has one) scale by the profile's SM-scaling curve for the op's family.
  *  Sets *linear_fallback when the profile has no curve for the family and the SM fraction was used. */
 double duration_on_sms_us(const HwProfile& hw, const OpCost& op, int sms, bool* linear_fallback = nullptr);
 

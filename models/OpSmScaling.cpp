@@ -20,12 +20,30 @@ double duration_on_sms_us(const HwProfile& hw, const OpCost& op, int sms, bool* 
   if (sms < 1 || sms > hw.sm_count)
     throw std::invalid_argument(
         fmt::format("{} given {} SMs (valid: 1..{} on '{}')", op_name(op.kind), sms, hw.sm_count, hw.name));
-  auto it = hw.sm_scaling.find(op.sm_family);
-  if (it != hw.sm_scaling.end() && !it->second.speed.empty())
-    return op.duration_us / speed_at_sms(it->second.speed, sms);
+  auto it            = hw.sm_scaling.find(op.sm_family);
+  const Curve* curve = it != hw.sm_scaling.end() && !it->second.speed.empty() ? &it->second.speed : nullptr;
+  bool linear        = false;
+  auto by_family     = [&](double us) {
+    if (curve)
+      return us / speed_at_sms(*curve, sms);
+    linear = true;
+    return us * hw.sm_count / sms;
+  };
+  // kernels with a per-shape table at exactly these SMs take its speed; the rest scale by the family curve
+  double total_us  = 0;
+  bool table_found = false;
+  for (const auto& part : op.parts) {
+    const SmTable* t = part.table_family.empty() ? nullptr : find_sm_table(hw, part.table_family, part.table_dims, sms);
+    table_found |= t != nullptr;
+    total_us += t ? part.us / speed_at_tokens(t->speed_by_tokens, part.table_tokens) : by_family(part.us);
+  }
+  if (!table_found) {
+    linear   = false;
+    total_us = by_family(op.duration_us); // the whole op by its family curve (exactly as without tables)
+  }
   if (linear_fallback)
-    *linear_fallback = true;
-  return op.duration_us * hw.sm_count / sms;
+    *linear_fallback = linear;
+  return total_us;
 }
 
 } // namespace dbosim::models

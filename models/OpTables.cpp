@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -94,6 +95,26 @@ double speed_at_sms(const Curve& curve, double sms)
   }
   if (!(speed > 0))
     throw std::invalid_argument(fmt::format("SM-scaling curve gives speed {} at {} SMs (must be > 0)", speed, sms));
+  return speed;
+}
+
+const SmTable* find_sm_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims,
+                             int sms)
+{
+  for (const auto& t : hw.sm_tables)
+    if (t.sms == sms && t.family == family && t.dims == dims)
+      return &t;
+  return nullptr;
+}
+
+double speed_at_tokens(const Curve& curve, double tokens)
+{
+  check_curve(curve, "SM-table");
+  bool exact         = false;
+  const double at    = std::clamp(tokens, curve.x.front(), curve.x.back());
+  const double speed = inside(curve, at, &exact);
+  if (!(speed > 0))
+    throw std::invalid_argument(fmt::format("SM table gives speed {} at {} tokens (must be > 0)", speed, tokens));
   return speed;
 }
 

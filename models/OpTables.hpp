@@ -9,7 +9,10 @@
  *    keeps the tokens-per-microsecond rate of its largest measured size).
  *
  * SM-scaling curves (speed_at_sms) are piecewise linear on SMs; below the first point the speed falls
- * proportionally to the SMs (speed_first * sms / sms_first), above the last it is clamped. */
+ * proportionally to the SMs (speed_first * sms / sms_first), above the last it is clamped.
+ *
+ * Per-shape SM tables (speed_at_tokens) are piecewise linear on tokens and clamped at both ends (a speed ratio
+ * has no throughput to extrapolate). */
 #pragma once
 #include "models/HwProfile.hpp"
 
@@ -32,6 +35,14 @@ double table_us(const Curve& curve, double tokens, TableLookup* how = nullptr);
 /** @brief Relative speed at `sms` from an SM-scaling curve (x = SMs, y = speed); see file comment.
  *  @throws std::invalid_argument on an empty or non-increasing curve or a non-positive speed. */
 double speed_at_sms(const Curve& curve, double sms);
+
+/** @brief The per-shape SM table of `family` and `dims` measured at exactly `sms` SMs, or nullptr. */
+const SmTable* find_sm_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims,
+                             int sms);
+
+/** @brief Relative speed at `tokens` from a per-shape SM table (x = tokens, y = speed); see file comment.
+ *  @throws std::invalid_argument on an empty or non-increasing curve or a non-positive speed. */
+double speed_at_tokens(const Curve& curve, double tokens);
 
 /** @brief "family[k=v,...]" for messages. */
 std::string table_key(const std::string& family, const std::map<std::string, int>& dims);

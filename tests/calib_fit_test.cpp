@@ -97,6 +97,8 @@ TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts",
   CHECK(fit.interference.at("compute_with_comm").value >= 1.0);
   CHECK(fit.interference.at("compute_with_comm_partitioned").value >= 1.0);
   CHECK(fit.comm_kernel_gbps.x.size() >= 5);
+  // per-shape SM tables: every zoo dense GEMM, BF16 and FP8, at 112 and 100 SMs
+  CHECK(fit.sm_tables.size() == 22 * 2 * 2);
 
   const std::string out = (std::filesystem::temp_directory_path() / "dbosim_h200_fit_test.yaml").string();
   WriterOptions opt;
@@ -109,6 +111,7 @@ TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts",
   CHECK(hw.sm_count == 132);
   CHECK(hw.sm_scaling.at("gemm").speed.y.back() == 1.0);
   CHECK(hw.comm_kernel_bytes_per_s_by_sms.y.front() > 1e9);
+  CHECK(hw.sm_tables.size() == fit.sm_tables.size());
   double raw_us = 0;
   for (const auto& m : records)
     if (m.spec.key() == "gemm_bf16/k=7168,n=4096,tokens=4096")
@@ -155,6 +158,7 @@ TEST_CASE("calib: the committed h200 profile is the fit of the committed raw res
     kept += left_out.count(t.family) == 0;
   CHECK(left_out.size() <= 1);
   CHECK(hw.tables.size() == kept);
+  CHECK(hw.sm_tables.size() == fit.sm_tables.size());
   for (const auto& t : hw.tables)
     CHECK(left_out.count(t.family) == 0);
   // the acceptance check, as recorded: the fresh pass is within 10% of the fitted points

@@ -57,7 +57,7 @@ TEST_CASE("validate: the committed testbed recordings and reference cases hold t
   CHECK(serial == 4);
 }
 
-TEST_CASE("validate: linear SM-scaling curves make the gate fail", "[quick]")
+TEST_CASE("validate: linear SM-scaling curves and tables make the gate fail", "[quick]")
 {
   dbosim::test::TempDir dir;
   const std::string prof = broken_profile(dir, [](YAML::Node& p) {
@@ -67,6 +67,12 @@ TEST_CASE("validate: linear SM-scaling curves make the gate fail", "[quick]")
       const double full    = sms[sms.size() - 1].as<double>();
       for (std::size_t i = 0; i < sms.size(); ++i)
         speed[i] = sms[i].as<double>() / full;
+    }
+    const double sm_count = p["sm_count"]["value"].as<double>(); // and the per-shape tables, which come first
+    for (auto t : p["sm_tables"]) {
+      YAML::Node speed = t["speed"];
+      for (std::size_t i = 0; i < speed.size(); ++i)
+        speed[i] = t["sms"].as<double>() / sm_count;
     }
   });
   int rc                 = 0;

@@ -71,7 +71,11 @@ TEST_CASE("validate testbed: op durations come from the profile's tables and SM 
   REQUIRE(table != nullptr);
   const double a1_us = models::table_us(table->us_by_tokens, s.tokens / 2.0);
   CHECK(p.ubatches[0].find(true, models::OpKind::A1)->duration_us == Approx(a1_us));
-  const double speed = models::speed_at_sms(hw.sm_scaling.at("gemm").speed, hw.sm_count - s.comm_ctas);
+  // on the partition: the per-shape SM table of A1's GEMM at these SMs (the profile measures every testbed GEMM)
+  const auto* sm_table =
+      models::find_sm_table(hw, "gemm_bf16", {{"n", s.a1.n}, {"k", s.a1.k}}, hw.sm_count - s.comm_ctas);
+  REQUIRE(sm_table != nullptr);
+  const double speed = models::speed_at_tokens(sm_table->speed_by_tokens, s.tokens / 2.0);
   CHECK(g.ubatches[0].find(true, models::OpKind::A1)->partitioned_duration_us == Approx(a1_us / speed));
   CHECK(g.gpu.comm_sms == s.comm_ctas);
   const double bw = models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, s.comm_ctas);
