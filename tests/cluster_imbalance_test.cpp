@@ -77,7 +77,7 @@ Outcome simulate_in_child(const Scenario& sc)
 
 } // namespace
 
-TEST_CASE("cluster::imbalance: Zipf routing slows the EP32 step by the slowest ranks' extra work; EPLB recovers part",
+TEST_CASE("cluster::imbalance: Zipf routing slows the EP32 step by the slowest ranks' extra work, EPLB recovers part",
           "[quick][cluster]")
 {
   Scenario zipf_eplb                        = load_scenario(source_dir + "/scenarios/dsv3_decode_ep32_zipf_eplb.yaml");

@@ -27,7 +27,7 @@ Scenario ep16(models::RoutingDist dist)
 
 } // namespace
 
-TEST_CASE("cluster::summary: balanced routing is one rank class; per-rank spread, straggler and a trace process per "
+TEST_CASE("cluster::summary: balanced routing is one rank class, per-rank spread, straggler and a trace process per "
           "rank",
           "[quick][cluster]")
 {
