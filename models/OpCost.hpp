@@ -1,6 +1,7 @@
 /* dbosim — cost of each op of one decoder layer (DOMAIN.md §1): FLOPs, bytes and duration from the profile.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
+#include "models/CommSetup.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 
@@ -40,7 +41,8 @@ struct StepShape {
 struct OpCost {
   OpKind kind = OpKind::A0;
   double flops       = 0; ///< floating-point operations
-  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: bytes this rank sends
+  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: the bytes DeepEP's (or
+                          ///< NCCL's) benchmark divides by the time (All2AllModel RankComm::reported_bytes)
   double weight_bytes = 0; ///< the part of `bytes` that is weights (read again by every micro-batch)
   double duration_us = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
   Bound bound = Bound::compute;
@@ -55,9 +57,11 @@ struct LayerCosts {
   const OpCost* find(OpKind k) const;
 };
 
-/** @brief Costs of every op of one layer for `shape` on one rank. */
+/** @brief Costs of every op of one layer for `shape` on one rank. D and C come from models/All2AllModel (the
+ *  cluster path's model) on the expected traffic of `comm.routing` with balanced routing.
+ *  @throws std::invalid_argument on bad inputs, or when ep > 1 and `comm.net` is null. */
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       bool moe_layer);
+                       bool moe_layer, const CommSetup& comm);
 
 /** @brief Duration of a compute op given `sms` of the GPU, by the profile's SM-scaling curve for its family.
  *  Sets *linear_fallback when the profile has no curve for the family and the SM fraction was used. */

@@ -1,5 +1,6 @@
 /* dbosim tests — the scenario's cluster keys: defaults, a histogram file, and clear InputErrors (file, key, valid
- * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing. */
+ * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing
+ * (checked by the scenario loader). */
 #include "TempDir.hpp"
 #include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -71,8 +72,19 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
   dir.write("short.yaml", "weights: [1, 2, 3]\nsource: \"test\"\n");
   CHECK(plan_error(dir, scenario("nodes: 2, routing: histogram, routing_histogram: short.yaml")).key() ==
         "cluster.routing");
-  CHECK(plan_error(dir, scenario("nodes: 2, redundant_experts: 16")).key() == "cluster.placement");
-  CHECK(plan_error(dir, scenario("nodes: 2, placement: eplb, redundant_experts: 5")).key() ==
-        "cluster.redundant_experts");
+  // The loader checks the placement (the edge): redundant slots only under EPLB, routed + redundant divisible by ep.
+  auto load_error = [&](const std::string& yaml) {
+    try {
+      load_scenario(dir.write("p.yaml", yaml));
+    } catch (const InputError& e) {
+      return e;
+    }
+    FAIL("no InputError");
+    return InputError("", 0, 0, "", "");
+  };
+  CHECK(load_error(scenario("nodes: 2, redundant_experts: 16")).key() == "cluster.placement");
+  const InputError r5 = load_error(scenario("nodes: 2, placement: eplb, redundant_experts: 5"));
+  CHECK(r5.key() == "cluster.redundant_experts");
+  CHECK(std::string(r5.what()).find("e.g. 16") != std::string::npos);
   CHECK_THROWS_AS(load_scenario(dir.write("n.yaml", scenario("nodes: 1"))), InputError); // the loader: dp = GPUs
 }
