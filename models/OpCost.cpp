@@ -131,6 +131,12 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
 }
 } // namespace
 
+OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       int redundant_experts)
+{
+  return sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, redundant_experts));
+}
+
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm)
 {
@@ -148,7 +154,7 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   const bool all_to_all = par.ep > 1;
   if (all_to_all)
     out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape, comm));
-  out.ops.push_back(sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, comm.routing.redundant_experts)));
+  out.ops.push_back(routed_mlp_cost(model, hw, par, shape, comm.routing.redundant_experts));
   if (model.num_shared_experts > 0)
     out.ops.push_back(sum_kernels(hw, OpKind::S, "gemm",
                                   dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));

@@ -63,6 +63,11 @@ struct LayerCosts {
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm);
 
+/** @brief The routed experts' op (MLP) of one MoE layer alone, as layer_costs costs it (`redundant_experts`: EPLB
+ *  slots over the EP group); for callers that re-cost only the experts per rank. */
+OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       int redundant_experts);
+
 /** @brief Duration of a compute op given `sms` of the GPU, by the profile's SM-scaling curve for its family.
  *  Sets *linear_fallback when the profile has no curve for the family and the SM fraction was used. */
 double duration_on_sms_us(const HwProfile& hw, const OpCost& op, int sms, bool* linear_fallback = nullptr);

@@ -74,11 +74,16 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
     shape.batch       = std::max(1, tokens);
     shape.context_len = sc.workload.context_len;
     MlpCost c{0, 0};
-    for (const models::OpCost& op : costs.layer(shape, true, base.gpu.comm_sms).ops)
-      if (op.kind == OpKind::MLP) {
-        c.duration_us    = op.duration_us;
-        c.partitioned_us = partition ? costs.on_sms(op, compute_sms) : op.duration_us;
-      }
+    auto set = [&](const models::OpCost& op) {
+      c.duration_us    = op.duration_us;
+      c.partitioned_us = partition ? costs.on_sms(op, compute_sms) : op.duration_us;
+    };
+    if (costs.mlp)
+      set(costs.mlp(shape));
+    else
+      for (const models::OpCost& op : costs.layer(shape, true, base.gpu.comm_sms).ops)
+        if (op.kind == OpKind::MLP)
+          set(op);
     return mlp_cache.emplace(tokens, c).first->second;
   };
 

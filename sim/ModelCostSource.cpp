@@ -12,6 +12,9 @@ CostSource model_cost_source(const Scenario& sc)
         return models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
       },
       [s](const models::OpCost& op, int sms) { return models::duration_on_sms_us(s->hw, op, sms); },
+      [s](const models::StepShape& shape) {
+        return models::routed_mlp_cost(s->model, s->hw, s->parallel, shape, s->cluster.routing.redundant_experts);
+      },
   };
 }
 

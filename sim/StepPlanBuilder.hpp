@@ -17,6 +17,9 @@ struct CostSource {
   std::function<models::LayerCosts(const models::StepShape& shape, bool moe_layer, int comm_sms)> layer;
   /** @brief Duration (µs) of a compute op confined to `sms` SMs. */
   std::function<double(const models::OpCost& op, int sms)> on_sms;
+  /** @brief The routed experts' op alone for one rank's tokens (the cluster plan re-costs it per rank); empty: the
+   *  MLP of `layer` is used. */
+  std::function<models::OpCost(const models::StepShape& shape)> mlp;
 };
 
 /** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */

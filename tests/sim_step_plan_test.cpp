@@ -38,6 +38,7 @@ CostSource linear_costs(int sm_count)
         return lc;
       },
       [sm_count](const models::OpCost& c, int sms) { return c.duration_us * sm_count / sms; },
+      {}, // no separate MLP cost: the layer's
   };
 }
 
