@@ -6,10 +6,12 @@
 #include "config/ScenarioLoader.hpp"
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterRun.hpp"
+#include "sim/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 using namespace dbosim;
@@ -87,4 +89,37 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
   CHECK(r5.key() == "cluster.redundant_experts");
   CHECK(std::string(r5.what()).find("e.g. 16") != std::string::npos);
   CHECK_THROWS_AS(load_scenario(dir.write("n.yaml", scenario("nodes: 1"))), InputError); // the loader: dp = GPUs
+}
+
+// One dispatch/combine model: with balanced routing the single-rank plan and the cluster plan give every D and C
+// the same duration, for each backend, inside a node and across nodes, and with EPLB redundant slots at EP144.
+TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C alike", "[quick][cluster]")
+{
+  test::TempDir dir;
+  struct Case {
+    std::string cluster, parallel, backend;
+  };
+  for (const Case& c : {Case{"nodes: 1", "dp: 8, ep: 8", "deepep_low_latency"},
+                        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_low_latency"},
+                        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_high_throughput"},
+                        Case{"nodes: 2", "dp: 16, ep: 16", "nccl"},
+                        Case{"nodes: 18, placement: eplb, redundant_experts: 32", "dp: 144, ep: 144",
+                             "deepep_low_latency"}}) {
+    const std::string yaml =
+        fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}}}\nparallel: {{{}}}\n"
+                    "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{all2all_backend: {}}}\n",
+                    c.cluster, c.parallel, c.backend);
+    Scenario sc               = load_scenario(dir.write("same.yaml", yaml));
+    const sim::StepPlan one   = sim::build_step_plan(sc, sim::model_cost_source(sc));
+    const sim::ClusterPlan cp = sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
+    INFO(yaml);
+    for (models::OpKind k : {models::OpKind::D, models::OpKind::C}) {
+      const double single = one.ubatches[0].find(true, k)->duration_us;
+      double slowest      = 0;
+      for (const sim::StepPlan& p : cp.classes)
+        slowest = std::max(slowest, p.ubatches[0].find(true, k)->duration_us);
+      CHECK(single > 0);
+      CHECK(single == Approx(slowest).epsilon(1e-12));
+    }
+  }
 }
