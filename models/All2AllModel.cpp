@@ -162,9 +162,9 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   // One message (and one tail-flag update) per chunk: DeepEP's chunk size for this EP size sets the message size.
   const double nvl_bw = sm_bounded_nvlink(ctx) * NetworkFacts::efficiency(b * n.ht_chunk_tokens(rm.ep, dispatch, true),
                                                                           n.nvlink_message_overhead_bytes);
-  const double nic_bw = n.nic_achievable_bytes_per_s *
-                        NetworkFacts::efficiency(b * n.ht_chunk_tokens(rm.ep, dispatch, false),
-                                                 n.nic_message_overhead_bytes);
+  const double nic_bw =
+      n.nic_achievable_bytes_per_s *
+      NetworkFacts::efficiency(b * n.ht_chunk_tokens(rm.ep, dispatch, false), n.nic_message_overhead_bytes);
   const bool internode = l.nodes() > 1;
   const double lat     = 2 * ctx.hw->nvlink_latency_us + (internode ? 2 * rdma_latency_us(l, ctx) : 0.0);
   std::vector<RankComm> out(rm.ep);

@@ -51,25 +51,23 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   RoutingSpec spec         = comm.routing;
   spec.dist                = RoutingDist::balanced;
   const ExpertPlacement pl = place_experts(spec, m.num_routed_experts, par.ep);
-  const RoutingMatrix rm   = route_tokens(spec, pl, m.num_routed_experts, m.top_k, par.ep, comm.gpus_per_node,
-                                          std::max(0, s.tokens));
+  const RoutingMatrix rm =
+      route_tokens(spec, pl, m.num_routed_experts, m.top_k, par.ep, comm.gpus_per_node, std::max(0, s.tokens));
   const All2AllContext ctx{&m, &hw, comm.net, comm.gpus_per_node, comm.comm_sms, comm.oversubscription};
   const std::vector<RankComm> ranks = all2all_per_rank(par.backend, kind, rm, ctx);
   // The collective ends when its slowest rank does (balanced routing over EPLB slots can leave ranks unequal).
-  const RankComm& w = *std::max_element(ranks.begin(), ranks.end(), [](const RankComm& a, const RankComm& b) {
-    return a.duration_us < b.duration_us;
-  });
+  const RankComm& w = *std::max_element(
+      ranks.begin(), ranks.end(), [](const RankComm& a, const RankComm& b) { return a.duration_us < b.duration_us; });
   OpCost c;
   c.kind        = kind;
   c.bytes       = w.reported_bytes;
   c.duration_us = w.duration_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
-  c.method =
-      fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
-                  "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
-                  op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
-                  w.nvlink_bytes, w.rdma_bytes, w.bottleneck, c.duration_us);
+  c.method = fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
+                         "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
+                         op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
+                         w.nvlink_bytes, w.rdma_bytes, w.bottleneck, c.duration_us);
   return c;
 }
 

@@ -12,7 +12,7 @@ struct CommSetup {
   int gpus_per_node       = 8;       ///< ranks sharing one NVLink domain
   int comm_sms            = 0;       ///< SMs an SM-resident comm kernel holds under an SM partition (0: none)
   double oversubscription = 1;       ///< fat-tree leaf down/up ratio
-  RoutingSpec routing;               ///< placement and groups; the single-rank cost takes its expected (balanced) traffic
+  RoutingSpec routing; ///< placement and groups; the single-rank cost takes its expected (balanced) traffic
 };
 
 } // namespace dbosim::models

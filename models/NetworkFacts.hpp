@@ -24,7 +24,7 @@ struct NetworkFacts {
     std::vector<int> ep;
     std::vector<int> dispatch_nvl, dispatch_rdma, combine_nvl, combine_rdma;
   } ht_chunks;
-  int nccl_channels                    = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
+  int nccl_channels = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
   std::map<std::string, std::string> sources;
 
   /** @brief Tokens per DeepEP high-throughput chunk for `ep` ranks (the row of the largest listed EP <= ep, the first

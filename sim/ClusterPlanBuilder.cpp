@@ -41,10 +41,10 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
                      fmt::format("ep={} ranks need more GPUs than {} nodes x {}", ep, cc.nodes, cc.gpus_per_node),
                      fmt::format(">= {} nodes", (ep + cc.gpus_per_node - 1) / cc.gpus_per_node));
   ClusterPlan cp;
-  cp.ep               = ep;
-  const StepPlan base         = build_step_plan(sc, costs, opt);
-  const models::CommSetup cs  = comm_setup(sc, base.gpu.comm_sms);
-  cp.gpus_per_node            = cs.gpus_per_node;
+  cp.ep                      = ep;
+  const StepPlan base        = build_step_plan(sc, costs, opt);
+  const models::CommSetup cs = comm_setup(sc, base.gpu.comm_sms);
+  cp.gpus_per_node           = cs.gpus_per_node;
 
   models::RoutingSpec spec = cs.routing;
   models::ExpertPlacement placement;

@@ -27,11 +27,11 @@ inline constexpr double comm_priority = 1e6;
 
 /** @brief Run state of one rank's streams and host thread. */
 struct StreamRun {
-  const Schedule* sched           = nullptr;
-  const StepPlan* plan            = nullptr;
-  int steps                       = 1;
-  simgrid::s4u::Host* gpu         = nullptr;
-  simgrid::s4u::Host* fabric      = nullptr;
+  const Schedule* sched      = nullptr;
+  const StepPlan* plan       = nullptr;
+  int steps                  = 1;
+  simgrid::s4u::Host* gpu    = nullptr;
+  simgrid::s4u::Host* fabric = nullptr;
   /** Called on the stream actor when a comm op's own part has ended, before the op is recorded as ended (the
    *  cluster waits there for the other ranks); empty = none. */
   std::function<void(OpVertex, int stream)> after_comm;
@@ -60,8 +60,7 @@ struct StreamRun {
 
 /** @brief An op's duration on its stream (µs): compute under an SM partition runs its partitioned duration; every
  *  kernel adds the plan's GPU-side gap. `o` is an Op or an OpSpec. */
-template <class OpLike>
-double stream_duration_us(const OpLike& o, const StepPlan& plan)
+template <class OpLike> double stream_duration_us(const OpLike& o, const StepPlan& plan)
 {
   const bool partitioned = plan.gpu.comm_sms > 0 && !is_comm_kind(o.kind);
   return (partitioned ? o.partitioned_duration_us : o.duration_us) + o.kernels * plan.host.kernel_gap_us;
@@ -78,7 +77,6 @@ void start_stream_actors(StreamRun& st, simgrid::s4u::Host* cpu, const std::stri
 
 /** @brief A SimGrid engine with dbosim's defaults then `simgrid_args`; `who` names the caller in the errors.
  *  @throws InternalError on a second call in this process (SimGrid cannot reset); InputError on a bad option. */
-std::unique_ptr<simgrid::s4u::Engine> make_engine(const std::string& who,
-                                                  const std::vector<std::string>& simgrid_args);
+std::unique_ptr<simgrid::s4u::Engine> make_engine(const std::string& who, const std::vector<std::string>& simgrid_args);
 
 } // namespace dbosim::sim

@@ -15,7 +15,7 @@ namespace dbosim::sim {
 
 TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sched_(sched), plan_(plan)
 {
-  const OpGraph& g    = sched.graph;
+  const OpGraph& g = sched.graph;
   host_cost_us_.assign(sched.num_ops(), 0);
   const HostParams& hp = plan.host;
   int prev_thread      = -1;

@@ -85,8 +85,8 @@ struct A1Points {
     net.nvlink_message_overhead_bytes = nvl_overhead_bytes;
     net.nic_message_overhead_bytes    = nic_overhead_bytes;
     All2AllContext ctx{&models[i / 2], &f.hw, &net, f.hw.nvlink_domain_size, 24};
-    return all2all_completion_us(all2all_per_rank(All2AllBackend::deepep_low_latency, i % 2 ? OpKind::C : OpKind::D,
-                                                  routing[i / 2], ctx));
+    return all2all_completion_us(
+        all2all_per_rank(All2AllBackend::deepep_low_latency, i % 2 ? OpKind::C : OpKind::D, routing[i / 2], ctx));
   }
   static constexpr std::size_t size() { return 12; }
 };
@@ -160,9 +160,9 @@ TEST_CASE("cluster::DeepEP low-latency message overheads: the profile holds the 
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const Overheads o = fit_overheads(pts, i);
     const double p    = pts.predict(i, o.nvl_bytes, o.nic_bytes);
-    table += fmt::format("{:>5} {:>3} {:>9.0f} {:>9.0f} {:>9.1f} {:>+6.1f}%  (ref {:.0f} us)\n", a1_ep[i / 2],
-                         i % 2 ? "C" : "D", o.nvl_bytes, o.nic_bytes, p, 100 * (p / pts.reference(i) - 1),
-                         pts.reference(i));
+    table +=
+        fmt::format("{:>5} {:>3} {:>9.0f} {:>9.0f} {:>9.1f} {:>+6.1f}%  (ref {:.0f} us)\n", a1_ep[i / 2],
+                    i % 2 ? "C" : "D", o.nvl_bytes, o.nic_bytes, p, 100 * (p / pts.reference(i) - 1), pts.reference(i));
     failures += !within(p, pts.reference(i));
   }
   WARN("DeepEP low-latency leave-one-out (fit on 11 points, predict the 12th):\n" << table);
@@ -172,8 +172,8 @@ TEST_CASE("cluster::DeepEP low-latency message overheads: the profile holds the 
 /** @brief A2 rows predicted vs reference; returns the points outside the tolerance. */
 int check_a2(Fixture& f, const std::vector<std::array<double, 3>>& ref)
 {
-  std::string table = fmt::format("{:>5} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}  bound D/C\n", "EP", "D pred",
-                                  "D ref", "err", "C pred", "C ref", "err");
+  std::string table = fmt::format("{:>5} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}  bound D/C\n", "EP", "D pred", "D ref",
+                                  "err", "C pred", "C ref", "err");
   int failures      = 0;
   for (const auto& [epd, dref, cref] : ref) {
     const int ep     = static_cast<int>(epd);

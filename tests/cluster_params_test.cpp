@@ -99,19 +99,19 @@ TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C a
   struct Case {
     std::string cluster, parallel, backend;
   };
-  for (const Case& c : {Case{"nodes: 1", "dp: 8, ep: 8", "deepep_low_latency"},
-                        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_low_latency"},
-                        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_high_throughput"},
-                        Case{"nodes: 2", "dp: 16, ep: 16", "nccl"},
-                        Case{"nodes: 18, placement: eplb, redundant_experts: 32", "dp: 144, ep: 144",
-                             "deepep_low_latency"}}) {
+  for (const Case& c :
+       {Case{"nodes: 1", "dp: 8, ep: 8", "deepep_low_latency"},
+        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_low_latency"},
+        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_high_throughput"}, Case{"nodes: 2", "dp: 16, ep: 16", "nccl"},
+        Case{"nodes: 18, placement: eplb, redundant_experts: 32", "dp: 144, ep: 144", "deepep_low_latency"}}) {
     const std::string yaml =
         fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}}}\nparallel: {{{}}}\n"
                     "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{all2all_backend: {}}}\n",
                     c.cluster, c.parallel, c.backend);
-    Scenario sc               = load_scenario(dir.write("same.yaml", yaml));
-    const sim::StepPlan one   = sim::build_step_plan(sc, sim::model_cost_source(sc));
-    const sim::ClusterPlan cp = sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
+    Scenario sc             = load_scenario(dir.write("same.yaml", yaml));
+    const sim::StepPlan one = sim::build_step_plan(sc, sim::model_cost_source(sc));
+    const sim::ClusterPlan cp =
+        sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
     INFO(yaml);
     for (models::OpKind k : {models::OpKind::D, models::OpKind::C}) {
       const double single = one.ubatches[0].find(true, k)->duration_us;

@@ -163,8 +163,8 @@ TEST_CASE("models::CommOps: D and C are the All2AllModel's, on balanced routing"
   SECTION("the same time as the cluster path's slowest rank, for every backend, inside and across nodes")
   {
     for (int ep : {8, 16, 64})
-      for (All2AllBackend b : {All2AllBackend::deepep_low_latency, All2AllBackend::deepep_high_throughput,
-                               All2AllBackend::nccl}) {
+      for (All2AllBackend b :
+           {All2AllBackend::deepep_low_latency, All2AllBackend::deepep_high_throughput, All2AllBackend::nccl}) {
         ParallelSpec par = ep8();
         par.dp = ep, par.ep = ep, par.backend = b;
         const LayerCosts l = layer_costs(v3, hw, par, decode(96, 4096), true, comm);
