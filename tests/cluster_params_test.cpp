@@ -3,6 +3,7 @@
  * (checked by the scenario loader). */
 #include "TempDir.hpp"
 #include "config/InputError.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterRun.hpp"
@@ -12,6 +13,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace dbosim;
@@ -122,4 +125,33 @@ TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C a
       CHECK(single == Approx(slowest).epsilon(1e-12));
     }
   }
+}
+
+// hwprofiles/network/*.yaml: DeepEP's per-EP chunk table is read whole and checked (one entry per EP size in every
+// column, EP ascending); the row of the largest listed EP <= ep applies.
+TEST_CASE("cluster::params: the network facts' chunk table, and errors that name the key", "[quick][cluster]")
+{
+  const models::NetworkFacts h800 = load_network_facts("h800");
+  CHECK(h800.ht_chunk_tokens(8, true, true) == 6);     // get_dispatch_config(8): NVL chunk 6
+  CHECK(h800.ht_chunk_tokens(32, false, true) == 1);   // get_combine_config(32): NVL chunk 1
+  CHECK(h800.ht_chunk_tokens(16, true, false) == 20);  // get_dispatch_config(16): RDMA chunk 20
+  CHECK(h800.ht_chunk_tokens(256, true, false) == 12); // beyond the table: the last row (160)
+  CHECK(h800.sources.count("ht_chunk_tokens") == 1);
+
+  test::TempDir dir;
+  std::ifstream in(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/network/h800.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto error_key = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    try {
+      load_network_facts(dir.write("net.yaml", t));
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_key("combine_rdma:  [6, 6, 6,", "combine_rdma:  [6, 6,") == "ht_chunk_tokens.ep");
+  CHECK(error_key("ep:            [2, 4, 8,", "ep:            [2, 8, 4,") == "ht_chunk_tokens.ep");
+  CHECK(error_key("dispatch_nvl:  [24,", "dispatch_nvl:  [2.5,") == "ht_chunk_tokens.dispatch_nvl");
 }
