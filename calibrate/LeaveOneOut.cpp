@@ -1,4 +1,5 @@
 #include "calibrate/LeaveOneOut.hpp"
+#include "calibrate/Stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,21 +7,6 @@
 #include <map>
 
 namespace dbosim::calib {
-namespace {
-
-double quantile(std::vector<double> v, double q)
-{
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  double pos  = q * static_cast<double>(v.size() - 1);
-  size_t lo   = static_cast<size_t>(std::floor(pos));
-  size_t hi   = std::min(lo + 1, v.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return v[lo] * (1 - frac) + v[hi] * frac;
-}
-
-} // namespace
 
 std::vector<LooStats> leave_one_out(const std::vector<FitTable>& tables, InterpKind kind)
 {

@@ -1,4 +1,5 @@
 #include "calibrate/ProfileFit.hpp"
+#include "calibrate/Stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +9,6 @@
 
 namespace dbosim::calib {
 namespace {
-
-double median(std::vector<double> v)
-{
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string fmt(double v, int digits = 3)
 {

@@ -7,6 +7,11 @@
 namespace dbosim::calib {
 namespace {
 
+/** Dynamic shared memory per CTA of DeepEP's intranode dispatch kernel (csrc/kernels/intranode.cu: kNumThreads 768,
+ *  kNumTMABytesPerWarp 8192, smem_size = 8192 x 768/32 = 196608 B): more than half an H100/H200 SM's 228 KiB, so one
+ *  CTA per SM. The interference points give the copy kernel the same reservation. */
+constexpr int deepep_ht_smem_bytes = 196608;
+
 /** @brief Powers of two from lo to hi, with the midpoint 1.5 x 2^i added from `dense_from` on (where durations
  *  stop being flat in tokens and linear interpolation between powers of two is least accurate). */
 std::vector<int> token_grid(int lo, int hi, int dense_from)
@@ -162,6 +167,8 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
         p.family                = "interference";
         p.params["partitioned"] = partitioned;
         p.params["comm_ctas"]   = comm_ctas;
+        // DeepEP-like residency: one comm CTA per SM, no compute CTA beside it (kern::copy_ctas)
+        p.params["comm_smem_bytes"] = deepep_ht_smem_bytes;
         plan.push_back(p);
       }
 

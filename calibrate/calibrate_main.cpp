@@ -6,6 +6,7 @@
 #include "calibrate/ProfileFit.hpp"
 #include "calibrate/ProfileWriter.hpp"
 #include "calibrate/ResultsStore.hpp"
+#include "calibrate/SmScalingLoo.hpp"
 #include "calibrate/VerifyCheck.hpp"
 
 #include <CLI/CLI.hpp>
@@ -50,6 +51,12 @@ void print_report(const FittedProfile& fit, const std::vector<Measurement>& reco
       row += fmt::format(" {:g}:{:.3f}", c.x[i], c.y[i]);
     fmt::print("  {:<13}{}\n", fam, row);
   }
+  const int sm_count = std::stoi(fit.env.at("sm_count"));
+  const SmRates rates{fit.best_bf16_tflops.value * 1e12, fit.best_fp8_tflops.value * 1e12,
+                      fit.best_stream_gbps.value * 1e9};
+  fmt::print("SM scaling, leave one kernel out (fit on the family's other kernels, predict the left-out kernel's "
+             "speed at each measured SM count):\n{}",
+             format_sm_loo_report(sm_scaling_loo(sm_scaling_kernels(records, sm_count), sm_count, rates)));
   fmt::print("interference (slowdown factors):\n");
   for (const auto& [k, s] : fit.interference)
     fmt::print("  {:<32} {:.3f}\n", k, s.value);

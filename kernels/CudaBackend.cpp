@@ -254,7 +254,7 @@ Measurement CudaBackend::copy_kernel(const Params& p)
   char* dst        = alloc(len);
   fill_bf16(src, len / 2, 7, env.stream());
   Prepared k;
-  k.op    = [=](ExecEnv& e) { copy_ctas(dst, src, len, 1, ctas, e.stream()); };
+  k.op    = [=](ExecEnv& e) { copy_ctas(dst, src, len, 1, ctas, 0, e.stream()); };
   Timed t = time_op(env, k, false, 5, 20);
   Measurement m;
   calib::summarize_samples(m, t.samples_us);
@@ -287,8 +287,10 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
   Params kp              = spec.params;
   const bool partitioned = geti(kp, "partitioned") != 0;
   const int comm_ctas    = geti(kp, "comm_ctas");
+  const int comm_smem    = kp.count("comm_smem_bytes") ? geti(kp, "comm_smem_bytes") : 0;
   kp.erase("partitioned");
   kp.erase("comm_ctas");
+  kp.erase("comm_smem_bytes");
   ExecEnv* cenv        = &dev_.primary();
   ExecEnv* menv        = &dev_.primary();
   cudaStream_t mstream = dev_.primary().side_stream();
@@ -311,9 +313,9 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
   // the comm kernel alone, one pass, on its own SMs (or the shared GPU)
   cudaEvent_t c0 = menv->start_event(60), c1 = menv->end_event(60);
   menv->activate();
-  copy_ctas(dst, src, len, 1, comm_ctas, mstream); // warm-up
+  copy_ctas(dst, src, len, 1, comm_ctas, comm_smem, mstream); // warm-up
   CUDA_CHECK(cudaEventRecord(c0, mstream));
-  copy_ctas(dst, src, len, 1, comm_ctas, mstream);
+  copy_ctas(dst, src, len, 1, comm_ctas, comm_smem, mstream);
   CUDA_CHECK(cudaEventRecord(c1, mstream));
   CUDA_CHECK(cudaStreamSynchronize(mstream));
   float pass_ms = 0;
@@ -322,7 +324,7 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
 
   // both at once: the comm kernel first, then the compute repeats beside it
   CUDA_CHECK(cudaEventRecord(c0, mstream));
-  copy_ctas(dst, src, len, passes, comm_ctas, mstream);
+  copy_ctas(dst, src, len, passes, comm_ctas, comm_smem, mstream);
   CUDA_CHECK(cudaEventRecord(c1, mstream));
   Timed with = run_reps(*cenv, k, reps, true);
   menv->activate();
@@ -335,18 +337,19 @@ Measurement CudaBackend::interference(const MeasureSpec& spec)
   calib::summarize_samples(m, with.samples_us);
   Measurement a;
   calib::summarize_samples(a, alone.samples_us);
-  m.extra["us_alone"]        = a.us;
-  m.extra["slowdown"]        = m.us / a.us;
-  m.extra["compute_sms"]     = cenv->sms();
-  m.extra["comm_sms"]        = partitioned ? menv->sms() : dev_.sm_count();
-  m.extra["comm_gbps_alone"] = double(len) / pass_ms / 1e6;
-  m.extra["comm_gbps_with"]  = double(len) * passes / comm_ms / 1e6;
-  m.extra["overlap_ok"]      = 1e3 * comm_ms >= with.loop_us ? 1 : 0;
-  m.extra["sm_clock_mhz"]    = nvml_.sm_clock_mhz();
-  m.info["impl"]             = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
-                                                       : "one context, two streams: comm CTAs share the SMs") +
+  m.extra["us_alone"]         = a.us;
+  m.extra["slowdown"]         = m.us / a.us;
+  m.extra["compute_sms"]      = cenv->sms();
+  m.extra["comm_sms"]         = partitioned ? menv->sms() : dev_.sm_count();
+  m.extra["comm_gbps_alone"]  = double(len) / pass_ms / 1e6;
+  m.extra["comm_gbps_with"]   = double(len) * passes / comm_ms / 1e6;
+  m.extra["overlap_ok"]       = 1e3 * comm_ms >= with.loop_us ? 1 : 0;
+  m.extra["sm_clock_mhz"]     = nvml_.sm_clock_mhz();
+  m.extra["comm_ctas_per_sm"] = copy_ctas_per_sm(comm_smem);
+  m.info["impl"]              = std::string(partitioned ? "green contexts: compute and comm on disjoint SMs"
+                                                        : "one context, two streams: comm CTAs share the SMs") +
                    "; comm kernel = copy with " + std::to_string(comm_ctas) + " CTAs, " + std::to_string(passes) +
-                   " passes of 256 MiB";
+                   " passes of 256 MiB, " + std::to_string(comm_smem) + " B dynamic shared memory per CTA";
   return m;
 }
 

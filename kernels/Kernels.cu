@@ -190,10 +190,29 @@ void fill_fp8(void* p, size_t n, uint32_t seed, cudaStream_t s)
   LAUNCH_CHECK();
 }
 
-void copy_ctas(void* dst, const void* src, size_t bytes, int passes, int ctas, cudaStream_t s)
+/* Opt in to more than 48 KiB of dynamic shared memory; set on every launch that asks for it, because the attribute
+ * belongs to the current context (the testbed switches between green contexts). */
+static void allow_copy_smem(int smem_bytes)
 {
-  copy_kernel<<<ctas, 1024, 0, s>>>(static_cast<int4*>(dst), static_cast<const int4*>(src), bytes / 16, passes);
+  if (smem_bytes > 0)
+    CUDA_CHECK(cudaFuncSetAttribute(copy_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+}
+
+void copy_ctas(void* dst, const void* src, size_t bytes, int passes, int ctas, int smem_bytes, cudaStream_t s)
+{
+  allow_copy_smem(smem_bytes);
+  copy_kernel<<<ctas, 1024, static_cast<size_t>(smem_bytes), s>>>(static_cast<int4*>(dst),
+                                                                  static_cast<const int4*>(src), bytes / 16, passes);
   LAUNCH_CHECK();
+}
+
+int copy_ctas_per_sm(int smem_bytes)
+{
+  allow_copy_smem(smem_bytes);
+  int blocks = 0;
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel, 1024, static_cast<size_t>(smem_bytes)));
+  return blocks;
 }
 
 void softmax_rows(void* p, long rows, int cols, float scale, int causal_rows, cudaStream_t s)

@@ -7,10 +7,11 @@
  * stream it waits on (a CUDA event recorded after the producer, cudaStreamWaitEvent before the consumer, as vLLM's
  * schedules join their streams). Compute ops are cuBLASLt BF16 GEMMs (kernels/Gemm.hpp); comm ops are the SM-resident
  * copy kernel with a fixed CTA count (kernels/Kernels.hpp), what DeepEP's high-throughput kernels do with their SMs.
- * With `partition_compute_sms > 0` the compute stream lives in a green context of that many SMs and the comm stream in
- * the rest (kernels/ExecEnv.hpp), cuBLAS told its SM budget. With `comm_priority high` the comm stream is created at
- * the device's greatest stream priority (its CTAs are scheduled first when SMs free up; running CTAs are not
- * preempted).
+ * `comm_smem_bytes N` makes each copy CTA reserve N bytes of dynamic shared memory (DeepEP's high-throughput kernels
+ * reserve 196608 B: one CTA per SM, and no GEMM CTA fits beside it). With `partition_compute_sms > 0` the compute
+ * stream lives in a green context of that many SMs and the comm stream in the rest (kernels/ExecEnv.hpp), cuBLAS told
+ * its SM budget. With `comm_priority high` the comm stream is created at the device's greatest stream priority (its
+ * CTAs are scheduled first when SMs free up; running CTAs are not preempted).
  *
  * The host issues a whole step behind a gate (a spin kernel both streams wait on), so the replay is GPU-bound: the
  * recording measures overlap, partitions and interference, not launch costs. One untimed step warms up; then `reps`
@@ -60,6 +61,7 @@ struct Plan {
   std::string name;
   int partition_compute_sms = 0;
   bool comm_high_priority   = false; ///< the comm stream at the device's greatest priority
+  int comm_smem_bytes       = 0;     ///< dynamic shared memory each copy CTA reserves (one CTA per SM, as DeepEP)
   std::vector<PlanOp> ops;
 };
 
@@ -79,6 +81,8 @@ Plan read_plan(const std::string& path)
       ss >> p.name;
     else if (word == "partition_compute_sms")
       ss >> p.partition_compute_sms;
+    else if (word == "comm_smem_bytes")
+      ss >> p.comm_smem_bytes;
     else if (word == "comm_priority") {
       std::string v;
       ss >> v;
@@ -205,7 +209,7 @@ public:
       if (o.kernel == "gemm")
         gemms_.at(std::make_tuple(o.m, o.n, o.k))->run(x_, weights_.at({o.n, o.k}), y_, s);
       else
-        copy_ctas(dst_, src_, size_t(o.bytes) / 16 * 16, 1, int(o.ctas), s);
+        copy_ctas(dst_, src_, size_t(o.bytes) / 16 * 16, 1, int(o.ctas), plan_.comm_smem_bytes, s);
       CUDA_CHECK(cudaEventRecord(end_[o.id], s));
     }
     for (int s = 0; s < 2; ++s) {
@@ -263,8 +267,9 @@ void write_trace(const std::string& path, const Plan& plan,
   if (!f)
     throw std::runtime_error("cannot write " + path);
   std::fprintf(f,
-               "{\"otherData\": {\"plan\": \"%s\", \"gpu\": \"%s\", \"partition_compute_sms\": %d, \"reps\": %zu},\n",
-               plan.name.c_str(), gpu.c_str(), plan.partition_compute_sms, reps.size());
+               "{\"otherData\": {\"plan\": \"%s\", \"gpu\": \"%s\", \"partition_compute_sms\": %d, "
+               "\"comm_smem_bytes\": %d, \"reps\": %zu},\n",
+               plan.name.c_str(), gpu.c_str(), plan.partition_compute_sms, plan.comm_smem_bytes, reps.size());
   std::fprintf(f, "\"traceEvents\": [\n");
   bool first = true;
   for (size_t r = 0; r < reps.size(); ++r)
@@ -303,10 +308,17 @@ int main(int argc, char** argv)
   }
   try {
     Device dev(0);
-    const std::string gpu = dev.props().name;
+    const std::string gpu    = dev.props().name;
+    const cudaDeviceProp& pr = dev.props();
+    std::printf("device %s: %d SMs, per SM %d threads, %d CTAs, %zu B shared memory (%zu B per CTA opt-in), %d "
+                "registers\n",
+                pr.name, pr.multiProcessorCount, pr.maxThreadsPerMultiProcessor, pr.maxBlocksPerMultiProcessor,
+                pr.sharedMemPerMultiprocessor, pr.sharedMemPerBlockOptin, pr.regsPerMultiprocessor);
     for (const std::string& path : plans) {
       const Plan plan = read_plan(path);
       Runner runner(dev, plan);
+      std::printf("%-40s copy kernel: %d B shared memory per CTA, %d CTAs of 1024 threads fit per SM\n",
+                  plan.name.c_str(), plan.comm_smem_bytes, copy_ctas_per_sm(plan.comm_smem_bytes));
       runner.step(); // warm-up
       std::vector<std::vector<std::pair<double, double>>> rec;
       for (int r = 0; r < reps; ++r)

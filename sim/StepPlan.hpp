@@ -38,6 +38,11 @@ struct GpuParams {
   bool comm_uses_sms              = false; ///< comm kernels are SM-resident copy kernels (DeepEP high-throughput, NCCL)
   double interference_shared      = 1;     ///< compute slowdown beside an SM-using comm kernel, no partition (>= 1)
   double interference_partitioned = 1;     ///< compute slowdown beside a comm kernel inside a partition (>= 1)
+  double comm_slowdown_shared     = 1;     ///< comm-kernel slowdown while compute runs beside it, no partition (>= 1)
+  double comm_slowdown_partitioned = 1;    ///< comm-kernel slowdown while compute runs beside it, partitioned (>= 1)
+  /// The comm kernel's CTA leaves no room for a compute CTA on its SM (its shared memory): on shared SMs it gets its
+  /// SMs only as the running compute kernel's CTAs retire, modelled as: it starts when that compute kernel ends.
+  bool comm_needs_whole_sms = false;
 };
 
 struct StepPlan {

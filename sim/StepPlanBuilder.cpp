@@ -105,10 +105,17 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
   plan.gpu.comm_uses_sms = sc.parallel.backend != All2AllBackend::deepep_low_latency;
   if (plan.gpu.comm_uses_sms) {
-    plan.gpu.interference_shared      = interference(hw, "compute_with_comm", plan);
-    plan.gpu.interference_partitioned = interference(hw, "compute_with_comm_partitioned", plan);
+    plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
+    plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
+    plan.gpu.comm_slowdown_shared      = interference(hw, "comm_with_compute", plan);
+    plan.gpu.comm_slowdown_partitioned = interference(hw, "comm_with_compute_partitioned", plan);
   }
-  for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned})
+  // DeepEP's high-throughput kernels reserve more than half an SM's shared memory per CTA (intranode dispatch: 768
+  // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
+  // one CTA per SM and no compute CTA beside it.
+  plan.gpu.comm_needs_whole_sms = ht;
+  for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,
+                   plan.gpu.comm_slowdown_partitioned})
     if (!(f >= 1.0) || !std::isfinite(f))
       throw InputError(hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
 

@@ -41,18 +41,21 @@ sg4::ExecPtr exec_on(sg4::Host* host, double work)
   return e;
 }
 
+/* A comm op: its wire time on the fabric and, if SM-resident, its SM share on the GPU for as long as the wire runs.
+ * A compute op: its SM·µs on the GPU; meanwhile it slows a comm kernel beside it by the profile's factor f_c, as a
+ * high-priority share 1 - 1/f_c of the fabric host (what is left, 1/f_c, is the comm's rate). */
 void run_activity(StreamRun& st, OpVertex v)
 {
   if (st.fabric_work[v] > 0) {
     sg4::ExecPtr wire = exec_on(st.fabric, st.fabric_work[v]);
     wire->start();
     if (st.gpu_work[v] > 0) {
-      sg4::ExecPtr sms = exec_on(st.gpu, st.gpu_work[v]);
+      sg4::ExecPtr sms = exec_on(st.gpu, open_ended_work);
       sms->set_bound(st.gpu_bound[v]);
       sms->set_priority(comm_priority);
       sms->start();
       wire->wait();
-      sms->wait();
+      sms->cancel();
     } else {
       wire->wait();
     }
@@ -61,8 +64,31 @@ void run_activity(StreamRun& st, OpVertex v)
     if (st.gpu_bound[v] > 0)
       exec->set_bound(st.gpu_bound[v]);
     exec->start();
+    sg4::ExecPtr drag;
+    if (st.comm_drag_bound > 0) {
+      drag = exec_on(st.fabric, open_ended_work);
+      drag->set_bound(st.comm_drag_bound);
+      drag->set_priority(comm_priority);
+      drag->start();
+    }
     exec->wait();
+    if (drag)
+      drag->cancel();
   }
+}
+
+/* Residency: a comm kernel whose CTAs need whole SMs, launched on shared SMs while a compute op runs, gets SMs only
+ * when that op ends. The yield lets a compute op that became ready at this same instant start first (the compute
+ * stream's next kernel is already queued behind the one that just ended; the comm kernel's launch waits on an event).
+ */
+void wait_for_sms(StreamRun& st, int s)
+{
+  sg4::this_actor::yield();
+  while (st.compute_running) {
+    st.sms_waiter = s;
+    sg4::this_actor::suspend();
+  }
+  st.sms_waiter = -1;
 }
 
 void stream_loop(StreamRun* st, int s)
@@ -75,10 +101,20 @@ void stream_loop(StreamRun* st, int s)
         sg4::this_actor::suspend();
         st->stream_waiting[s] = -1;
       }
-      OpRecord& rec = st->timeline.ops[v];
-      rec.start_us  = (sg4::Engine::get_clock() - st->step_start_s) / us;
+      const bool comm = is_comm_kind(st->sched->graph[v].kind);
+      OpRecord& rec   = st->timeline.ops[v];
+      rec.start_us    = (sg4::Engine::get_clock() - st->step_start_s) / us;
+      if (comm && st->wait_for_sms)
+        wait_for_sms(*st, s);
+      if (!comm)
+        st->compute_running = true;
       run_activity(*st, v);
-      if (st->after_comm && is_comm_kind(st->sched->graph[v].kind))
+      if (!comm) {
+        st->compute_running = false;
+        if (st->sms_waiter >= 0)
+          st->stream_actor[st->sms_waiter]->resume();
+      }
+      if (comm && st->after_comm)
         st->after_comm(v, s);
       rec.end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
       XBT_VERB("%s stream: %s layer %d ubatch %d ran %.3f-%.3f us (issued %.3f)", stream_name(StreamId(s)),
@@ -144,6 +180,11 @@ void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, 
 
   const bool partition  = gp.comm_sms > 0;
   const int compute_sms = partition ? gp.sm_count - gp.comm_sms : gp.sm_count;
+  if (gp.comm_uses_sms) {
+    const double fc    = partition ? gp.comm_slowdown_partitioned : gp.comm_slowdown_shared;
+    st.comm_drag_bound = (1.0 - 1.0 / fc) * units_per_s;
+    st.wait_for_sms    = gp.comm_needs_whole_sms && !partition;
+  }
   for (OpVertex v = 0; v < n; ++v) {
     const Op& op = g[v];
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)

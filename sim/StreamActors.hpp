@@ -24,6 +24,8 @@ inline constexpr double units_per_s = 1e6;
 inline constexpr double us          = 1e-6;
 // Weight of the comm kernels' SM share: high enough that max-min gives them their bound before compute.
 inline constexpr double comm_priority = 1e6;
+// Work of an activity that lasts until it is cancelled (a comm kernel's SM share, compute's drag on the comm).
+inline constexpr double open_ended_work = 1e18;
 
 /** @brief Run state of one rank's streams and host thread. */
 struct StreamRun {
@@ -41,6 +43,11 @@ struct StreamRun {
   std::vector<std::vector<OpVertex>> cross_consumers; ///< data consumers on the other stream
   std::vector<int> pending;
   std::vector<int> done_step;
+
+  bool wait_for_sms      = false; ///< comm kernels need whole SMs and share them with compute (no partition)
+  bool compute_running   = false; ///< an op of the compute stream is executing
+  int sms_waiter         = -1;    ///< the stream whose comm op waits for the running compute op to end
+  double comm_drag_bound = 0;     ///< units/s the running compute takes from the comm on the fabric (0 = none)
 
   std::array<simgrid::s4u::ActorPtr, num_streams> stream_actor;
   std::array<long, num_streams> stream_waiting{-1, -1};

@@ -116,7 +116,8 @@ TEST_CASE("calib::SuitePlan: unique keys, the acceptance points, skew", "[quick]
     CHECK(keys.count("gemm_bf16/k=7168,n=4096,tokens=4096"));
     CHECK(keys.count("copy_kernel/ctas=24,mib=1024"));
     CHECK(keys.count("sm_scaling/gemm_bf16/k=7168,n=4096,sms=68,tokens=4096"));
-    CHECK(keys.count("interference/gemm_bf16/comm_ctas=20,k=7168,n=4096,partitioned=1,tokens=4096"));
+    CHECK(keys.count(
+        "interference/gemm_bf16/comm_ctas=20,comm_smem_bytes=196608,k=7168,n=4096,partitioned=1,tokens=4096"));
   }
   CHECK(build_plan(SuiteSize::quick, 132).size() < build_plan(SuiteSize::full, 132).size());
   for (const auto& s : build_verify_plan())

@@ -192,6 +192,58 @@ TEST_CASE("sim::closed form: SM partition confines compute; interference slows c
   CHECK(r.m.step_time_us == Approx(125).margin(tol_us));
 }
 
+TEST_CASE("sim::closed form: compute beside a comm kernel slows the comm by comm_with_compute", "[quick]")
+{
+  // async_combine, 1 MoE layer: C (25 µs alone) starts at 100 beside S (15 µs, not slowed: compute factor 1). With a
+  // comm slowdown of 2, C makes 7.5 µs of progress while S runs, then 17.5 alone: it ends at 100 + 15 + 17.5.
+  StepPlan plan                 = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  plan.gpu.comm_uses_sms        = true;
+  plan.gpu.comm_slowdown_shared = 2;
+  Run r                         = replay(plan);
+  const OpRecord& c             = find(r, OpKind::C, 0, 0);
+  const OpRecord& s             = find(r, OpKind::S, 0, 0);
+  CHECK(c.start_us == Approx(100).margin(tol_us));
+  CHECK(c.end_us == Approx(132.5).margin(tol_us));
+  CHECK(s.end_us - s.start_us == Approx(15).margin(tol_us));
+  CHECK(r.m.step_time_us == Approx(132.5).margin(tol_us));
+}
+
+TEST_CASE("sim::closed form: a comm kernel that needs whole SMs starts when the running compute op ends", "[quick]")
+{
+  // async_combine, 1 MoE layer: C and S are both ready at 100. C's CTAs need whole SMs, so S (ready at the same
+  // instant) takes the GPU and C gets its SMs when S ends at 115: C ends at 140. S runs alone, not slowed by C's
+  // interference (1.25); C's record still starts at 100 (the comm stream reached it: what the testbed measures).
+  StepPlan plan                 = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  plan.gpu.comm_uses_sms        = true;
+  plan.gpu.interference_shared  = 1.25;
+  plan.gpu.comm_needs_whole_sms = true;
+  Run r                         = replay(plan);
+  const OpRecord& c             = find(r, OpKind::C, 0, 0);
+  const OpRecord& s             = find(r, OpKind::S, 0, 0);
+  CHECK(s.end_us - s.start_us == Approx(15).margin(tol_us));
+  CHECK(c.start_us == Approx(100).margin(tol_us));
+  CHECK(c.end_us == Approx(140).margin(tol_us));
+  CHECK(r.m.step_time_us == Approx(140).margin(tol_us));
+}
+
+TEST_CASE("sim::closed form: whole-SM comm kernels do not wait for compute inside an SM partition", "[quick]")
+{
+  // The DBO partition case above with comm_needs_whole_sms set: the comm side has its own SMs, so D1 still starts
+  // at the end of A1_1 and runs its 30 µs while A0_0 runs beside it (same numbers as without the flag).
+  StepPlan plan = synthetic_plan("dbo", 1, 0, 2, hand_durations());
+  for (UbatchCosts& u : plan.ubatches)
+    for (OpSpec& op : u.moe)
+      op.partitioned_duration_us = op.duration_us * 1.5;
+  plan.gpu.comm_sms             = 20;
+  plan.gpu.comm_uses_sms        = true;
+  plan.gpu.comm_needs_whole_sms = true;
+  Run r                         = replay(plan);
+  const OpRecord& a1            = find(r, OpKind::A1, 0, 1);
+  const OpRecord& d1            = find(r, OpKind::D, 0, 1);
+  CHECK(d1.start_us == Approx(a1.end_us).margin(tol_us));
+  CHECK(d1.end_us - d1.start_us == Approx(30).margin(tol_us));
+}
+
 TEST_CASE("sim::closed form: SM partition runs compute at its partitioned duration", "[quick]")
 {
   // DBO with 20 of 132 SMs held by comm; every compute op's partitioned duration is 1.5x its full-GPU one, and the

@@ -146,10 +146,15 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   s.overlap.dbo_comm_sms                             = 20;
   s.hw.interference["compute_with_comm"]             = 1.2;
   s.hw.interference["compute_with_comm_partitioned"] = 1.05;
+  s.hw.interference["comm_with_compute"]             = 1.3;
+  s.hw.interference["comm_with_compute_partitioned"] = 1.1;
   StepPlan p                                         = build_step_plan(s, linear_costs(132));
   CHECK(p.gpu.comm_sms == 20);
   CHECK(p.gpu.comm_uses_sms);
   CHECK(p.gpu.interference_partitioned == 1.05);
+  CHECK(p.gpu.comm_slowdown_shared == 1.3);
+  CHECK(p.gpu.comm_slowdown_partitioned == 1.1);
+  CHECK(p.gpu.comm_needs_whole_sms); // DeepEP high-throughput: one CTA per SM
   const OpSpec* mlp = p.ubatches[0].find(true, OpKind::MLP);
   CHECK(mlp->partitioned_duration_us == Approx(mlp->duration_us * 132 / 112));
   CHECK(p.ubatches[0].find(true, OpKind::D)->partitioned_duration_us ==
@@ -159,6 +164,7 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   {
     s.parallel.backend = models::All2AllBackend::deepep_low_latency;
     StepPlan ll        = build_step_plan(s, linear_costs(132));
+    CHECK_FALSE(ll.gpu.comm_needs_whole_sms);
     CHECK(ll.gpu.comm_sms == 0);
     CHECK_FALSE(ll.gpu.comm_uses_sms);
   }

@@ -82,13 +82,18 @@ sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, 
     c.dense = {c.moe[0], c.moe[1], c.moe[3]};
     plan.ubatches.push_back(std::move(c));
   }
-  plan.host.cuda_graph              = true; // the testbed's host issues the step behind a gate: no launch cost
-  plan.host.kernel_gap_us           = hw.graph_replay_kernel_us;
-  plan.gpu.sm_count                 = hw.sm_count;
-  plan.gpu.comm_sms                 = v.partition ? s.comm_ctas : 0;
-  plan.gpu.comm_uses_sms            = true;
-  plan.gpu.interference_shared      = factor(hw, "compute_with_comm");
-  plan.gpu.interference_partitioned = factor(hw, "compute_with_comm_partitioned");
+  plan.host.cuda_graph               = true; // the testbed's host issues the step behind a gate: no launch cost
+  plan.host.kernel_gap_us            = hw.graph_replay_kernel_us;
+  plan.gpu.sm_count                  = hw.sm_count;
+  plan.gpu.comm_sms                  = v.partition ? s.comm_ctas : 0;
+  plan.gpu.comm_uses_sms             = true;
+  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
+  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
+  plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
+  plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
+  // The copy CTA reserves DeepEP's shared memory: one per SM and no GEMM CTA beside it (the testbed log records
+  // cudaOccupancyMaxActiveBlocksPerMultiprocessor = 1 on the H200).
+  plan.gpu.comm_needs_whole_sms = s.comm_smem_bytes > 0;
   return plan;
 }
 
@@ -100,8 +105,9 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
   std::string out  = fmt::format("# dbosim overlap-testbed plan: shape {}, schedule {}{}, {} micro-batch(es) of {} "
                                   "tokens; written by `dbosim validate --write-testbed-plans`\n",
                                  s.name, v.schedule, v.partition ? " on a green-context partition" : "", ub, tokens);
-  out += fmt::format("name {}\npartition_compute_sms {}\ncomm_priority {}\n", testbed_case_name(s, v),
-                     v.partition ? hw.sm_count - s.comm_ctas : 0, v.comm_high_priority ? "high" : "default");
+  out += fmt::format("name {}\npartition_compute_sms {}\ncomm_priority {}\ncomm_smem_bytes {}\n",
+                     testbed_case_name(s, v), v.partition ? hw.sm_count - s.comm_ctas : 0,
+                     v.comm_high_priority ? "high" : "default", s.comm_smem_bytes);
   std::vector<int> id_of(sched.num_ops(), -1);
   for (std::size_t i = 0; i < sched.issue_order.size(); ++i)
     id_of[sched.issue_order[i]] = static_cast<int>(i);

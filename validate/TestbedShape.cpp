@@ -19,6 +19,7 @@ TestbedShapes load_testbed_shapes(const std::string& path)
   YamlMap top(root, path, "");
   TestbedShapes out;
   out.gemm_family       = top.get_enum("gemm_family", {"gemm_bf16"});
+  const int smem_bytes  = top.get_int("comm_smem_bytes", 0, 1 << 18, 0);
   const YAML::Node list = top.raw("shapes");
   if (!list.IsSequence() || list.size() == 0)
     top.fail("shapes", "must be a non-empty list of shapes");
@@ -32,6 +33,7 @@ TestbedShapes load_testbed_shapes(const std::string& path)
     s.layers               = m.get_int("layers", 1, 256);
     s.comm_ctas            = m.get_int("comm_ctas", 1, 1024);
     s.comm_bytes_per_token = m.get_double("comm_bytes_per_token", 16, 1e9);
+    s.comm_smem_bytes      = smem_bytes;
     s.a0                   = read_dims(m, "a0");
     s.a1                   = read_dims(m, "a1");
     s.mlp                  = read_dims(m, "mlp");

@@ -17,6 +17,7 @@ struct TestbedShape {
   int layers                  = 0; ///< MoE layers (no dense layers)
   int comm_ctas               = 0; ///< CTAs of the copy kernel (= SMs the comm holds; the partition's comm side)
   double comm_bytes_per_token = 0; ///< bytes D and C each move per token
+  int comm_smem_bytes         = 0; ///< dynamic shared memory per copy CTA (file-wide `comm_smem_bytes`, default 0)
   GemmDims a0, a1, mlp, s;
 };
 
