@@ -1,6 +1,7 @@
 #include "cli/CostReport.hpp"
 
 #include "models/CostGuards.hpp"
+#include "sim/StepPlanBuilder.hpp"
 
 #include <fmt/format.h>
 
@@ -52,9 +53,9 @@ CostReport build_cost_report(const Scenario& s)
   const int moe_layers   = s.model.num_moe_layers();
   const int dense_layers = s.model.first_k_dense;
   if (moe_layers > 0)
-    r.moe_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, true);
+    r.moe_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, true, sim::comm_setup(s, 0));
   if (dense_layers > 0)
-    r.dense_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, false);
+    r.dense_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, false, sim::comm_setup(s, 0));
   models::check_layer_bounds(r.moe_layer, s.hw);
   models::check_layer_bounds(r.dense_layer, s.hw);
   r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer);

@@ -3,6 +3,8 @@
 #include "config/DataDir.hpp"
 #include "config/YamlMap.hpp"
 
+#include <fmt/format.h>
+
 namespace dbosim {
 namespace {
 
@@ -25,6 +27,37 @@ int sourced_int(YamlMap& root, const std::string& key, long lo, long hi, models:
   return value;
 }
 
+/** DeepEP's per-EP chunk table: equal-length integer columns, EP strictly ascending. */
+models::NetworkFacts::HtChunks ht_chunks(YamlMap& root, models::NetworkFacts& f)
+{
+  const std::string key = "ht_chunk_tokens";
+  YamlMap t             = root.get_map(key);
+  models::NetworkFacts::HtChunks c;
+  auto column = [&](const std::string& name, std::vector<int>& out) {
+    for (double v : t.get_double_list(name, 1, 4096)) {
+      if (v != static_cast<int>(v))
+        t.fail(name, "must hold whole token counts", "integers in [1, 4096]");
+      out.push_back(static_cast<int>(v));
+    }
+  };
+  column("ep", c.ep);
+  column("dispatch_nvl", c.dispatch_nvl);
+  column("dispatch_rdma", c.dispatch_rdma);
+  column("combine_nvl", c.combine_nvl);
+  column("combine_rdma", c.combine_rdma);
+  f.sources[key] = t.get_string("source");
+  for (const std::vector<int>* col : {&c.dispatch_nvl, &c.dispatch_rdma, &c.combine_nvl, &c.combine_rdma})
+    if (col->size() != c.ep.size())
+      t.fail("ep", "every column must have one entry per EP size", fmt::format("{} entries", c.ep.size()));
+  for (std::size_t i = 1; i < c.ep.size(); ++i)
+    if (c.ep[i] <= c.ep[i - 1])
+      t.fail("ep", "EP sizes must be strictly ascending");
+  if (c.ep.empty())
+    t.fail("ep", "needs at least one EP size");
+  t.finish();
+  return c;
+}
+
 } // namespace
 
 models::NetworkFacts load_network_facts(const std::string& name_or_path)
@@ -41,8 +74,7 @@ models::NetworkFacts load_network_facts(const std::string& name_or_path)
   f.nic_message_overhead_bytes    = sourced_quantity(root, "nic_message_overhead", UnitKind::bytes, 1, 0, 1e7, f);
   f.switch_latency_us             = 1e6 * sourced_quantity(root, "switch_latency", UnitKind::time, 1e-6, 0, 1e-3, f);
   f.leaf_switch_down_ports        = sourced_int(root, "leaf_switch_down_ports", 1, 4096, f);
-  f.ht_nvl_chunk_tokens           = sourced_int(root, "ht_nvl_chunk_tokens", 1, 4096, f);
-  f.ht_rdma_chunk_tokens          = sourced_int(root, "ht_rdma_chunk_tokens", 1, 4096, f);
+  f.ht_chunks                     = ht_chunks(root, f);
   f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
   root.finish();
   return f;

@@ -3,6 +3,7 @@
 #include "models/ExpertRouting.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
+#include "models/NetworkFacts.hpp"
 #include "models/OpCost.hpp"
 
 #include <cstdint>
@@ -87,6 +88,7 @@ struct Scenario {
   std::string name;        ///< file stem unless `name:` is given
   models::ModelSpec model;
   models::HwProfile hw;
+  models::NetworkFacts network; ///< link facts for D/C (cluster.network, else the profile's name); empty when ep = 1
   ClusterConfig cluster;
   models::ParallelSpec parallel;
   WorkloadConfig workload;

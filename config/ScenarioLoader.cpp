@@ -1,10 +1,13 @@
 #include "config/ScenarioLoader.hpp"
 
+#include "config/DataDir.hpp"
 #include "config/InputError.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <map>
@@ -66,11 +69,25 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                         fmt::format("1 or {}", p.dp * p.tp));
   if (p.ep > 1 && m.num_routed_experts == 0)
     at("parallel").fail("ep", fmt::format("model {} has no routed experts to spread", m.name), "1");
-  if (m.num_routed_experts > 0 && m.num_routed_experts % p.ep != 0)
+  // vLLM/SGLang EPLB: num_physical_experts = routed + redundant, divisible by ep; redundant slots only under EPLB.
+  const models::RoutingSpec& rt = s.cluster.routing;
+  if (rt.redundant_experts > 0 && rt.placement != models::Placement::eplb)
+    at("cluster").fail(leaf_or_section("cluster", "placement"),
+                       fmt::format("{} redundant experts need placement eplb", rt.redundant_experts), "eplb");
+  if (m.num_routed_experts > 0 && (m.num_routed_experts + rt.redundant_experts) % p.ep != 0) {
+    const int physical = (m.num_routed_experts + rt.redundant_experts + p.ep - 1) / p.ep * p.ep; // next multiple
+    if (rt.redundant_experts > 0)
+      at("cluster").fail(leaf_or_section("cluster", "redundant_experts"),
+                         fmt::format("{} routed + {} redundant experts do not divide over ep {}", m.num_routed_experts,
+                                     rt.redundant_experts, p.ep),
+                         fmt::format("routed + redundant a multiple of ep, e.g. {}", physical - m.num_routed_experts));
     at("parallel").fail(leaf_or_section("parallel", "ep"),
                         fmt::format("ep {} does not divide the {} routed experts of {}", p.ep, m.num_routed_experts,
                                     m.name),
-                        "a divisor of the routed expert count");
+                        fmt::format("a divisor of the routed expert count, or cluster.placement eplb with "
+                                    "redundant_experts {} (routed + redundant divisible by ep)",
+                                    (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
+  }
   const int heads = m.attention == models::AttentionKind::mla ? m.mla.num_heads : m.gqa.num_heads;
   if (heads % p.tp != 0)
     at("parallel").fail(leaf_or_section("parallel", "tp"),
@@ -124,6 +141,17 @@ Scenario load_scenario(const std::string& path)
   Sections sections;
   read_params(root, sections, s);
   check_rules(root, sections, s);
+  if (s.parallel.ep > 1) {
+    // D and C need link facts: hwprofiles/network/<cluster.network or the profile's name>.yaml.
+    const std::string net = s.cluster.network.empty() ? s.hw.name : s.cluster.network;
+    if (!std::filesystem::exists(resolve_data_file("hwprofiles/network", net)))
+      root.fail(sections.count("cluster") ? "cluster" : "hardware",
+                fmt::format("no network facts '{}' for ep {} (hwprofiles/network/{}.yaml): set cluster.network", net,
+                            s.parallel.ep, net),
+                list_data_files("hwprofiles/network").empty() ? std::string("a network facts file")
+                                                              : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));
+    s.network = load_network_facts(net);
+  }
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -39,6 +40,16 @@ void check(const All2AllContext& ctx, OpKind kind)
 double copy_bytes(OpKind kind, const ModelSpec& m)
 {
   return kind == OpKind::D ? dispatch_bytes_per_copy(m) : combine_bytes_per_copy(m);
+}
+
+/** @brief Bytes of one token in a DeepEP high-throughput buffer slot (deep_ep csrc/kernels/legacy/internode.cu
+ *  get_num_bytes_per_token): the payload with its FP8 scales, an 8-byte SourceMeta, the top-k indices (dispatch) and
+ *  top-k weights (int32/fp32 each), rounded up to 16 bytes. Both the NVLink and the RDMA stage move whole slots. */
+double ht_slot_bytes(OpKind kind, const ModelSpec& m)
+{
+  constexpr double source_meta_bytes = 8, topk_entry_bytes = 4, align_bytes = 16;
+  const double topk = (kind == OpKind::D ? 2.0 : 1.0) * m.top_k * topk_entry_bytes;
+  return std::ceil((copy_bytes(kind, m) + source_meta_bytes + topk) / align_bytes) * align_bytes;
 }
 
 /** @brief One-way latency of an RDMA write across the rail-optimised fat tree: the NIC, then one leaf switch when
@@ -144,21 +155,28 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   check(ctx, kind);
   const Layout l{rm.ep, ctx.gpus_per_node};
   const bool tr         = kind == OpKind::C;
-  const double b        = copy_bytes(kind, *ctx.model);
+  const bool dispatch   = kind == OpKind::D;
+  const double b        = ht_slot_bytes(kind, *ctx.model); // what crosses the links per token
+  const double rb       = copy_bytes(kind, *ctx.model);    // what DeepEP's benchmark counts per token
   const NetworkFacts& n = *ctx.net;
-  const double nvl_bw   = sm_bounded_nvlink(ctx) * NetworkFacts::efficiency(b * std::max(1, n.ht_nvl_chunk_tokens),
-                                                                            n.nvlink_message_overhead_bytes);
-  const double nic_bw   = n.nic_achievable_bytes_per_s *
-                        NetworkFacts::efficiency(b * std::max(1, n.ht_rdma_chunk_tokens), n.nic_message_overhead_bytes);
+  // One message (and one tail-flag update) per chunk: DeepEP's chunk size for this EP size sets the message size.
+  const double nvl_bw = sm_bounded_nvlink(ctx) * NetworkFacts::efficiency(b * n.ht_chunk_tokens(rm.ep, dispatch, true),
+                                                                          n.nvlink_message_overhead_bytes);
+  const double nic_bw =
+      n.nic_achievable_bytes_per_s *
+      NetworkFacts::efficiency(b * n.ht_chunk_tokens(rm.ep, dispatch, false), n.nic_message_overhead_bytes);
   const bool internode = l.nodes() > 1;
   const double lat     = 2 * ctx.hw->nvlink_latency_us + (internode ? 2 * rdma_latency_us(l, ctx) : 0.0);
   std::vector<RankComm> out(rm.ep);
   for (int r = 0; r < rm.ep; ++r) {
     const int nr    = l.node(r);
     double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0;
+    // The NVLink stage counts the rank's copies to itself: DeepEP's senders (intranode) and forwarders (internode)
+    // write their own rank's slots through the same warps and channel buffers as a peer's, and DeepEP's NVL figure
+    // (test_intranode/test_internode: the whole received tensor) counts them.
     for (int p = 0; p < rm.ep; ++p) {
-      recv_all += at(rm.rank_dedup, tr, p, r) * b;
-      if (l.node(p) == nr && p != r) { // direct NVLink inside the node
+      recv_all += at(rm.rank_dedup, tr, p, r) * rb;
+      if (l.node(p) == nr) { // direct NVLink inside the node
         nvl_send += at(rm.rank_dedup, tr, r, p) * b;
         nvl_recv += at(rm.rank_dedup, tr, p, r) * b;
       }
@@ -176,8 +194,7 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
           rdma_recv += rm.node_dedup[s][nr] * b;
           // This GPU forwards what its rail peer s sends into the node to the other local destinations.
           for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
-            if (d != r)
-              nvl_send += rm.rank_dedup[s][d] * b;
+            nvl_send += rm.rank_dedup[s][d] * b;
         }
       nvl_recv = std::max(nvl_recv, nvl_send); // symmetric fan-in from the node's rail receivers
     }
@@ -192,7 +209,7 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
     // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.
     double all_nodes = 0;
     for (int node = 0; node < l.nodes(); ++node)
-      all_nodes += rm.node_dedup[r][node] * b;
+      all_nodes += rm.node_dedup[r][node] * rb;
     c.reported_bytes = internode ? all_nodes : recv_all;
     c.bottleneck     = t_rdma >= t_nvl ? "rdma" : "nvlink";
   }

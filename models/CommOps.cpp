@@ -1,7 +1,10 @@
 #include "models/CommOps.hpp"
 
+#include "models/All2AllModel.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -36,37 +39,35 @@ double dispatch_bytes_per_copy(const ModelSpec& m)
 
 double combine_bytes_per_copy(const ModelSpec& m) { return double(m.hidden) * dtype_bytes(m.combine_dtype); }
 
-double copies_leaving_rank(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
-{
-  if (par.ep <= 1)
-    return 0;
-  return double(s.tokens) * m.top_k * (par.ep - 1) / par.ep;
-}
-
 OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par,
-                       const StepShape& s)
+                       const StepShape& s, const CommSetup& comm)
 {
   if (kind != OpKind::D && kind != OpKind::C)
     throw std::invalid_argument("all_to_all_cost: kind must be D or C");
-  const bool nvlink       = par.ep <= hw.nvlink_domain_size;
-  const double bw         = nvlink ? hw.nvlink_bytes_per_s : hw.nic_bytes_per_s;
-  const double latency_us = nvlink ? hw.nvlink_latency_us : hw.nic_latency_us;
-  const char* link        = nvlink ? "NVLink" : "NIC";
-  if (!(bw > 0))
-    throw std::invalid_argument(fmt::format("hardware profile '{}' has no {} bandwidth (needed by {} at ep={})",
-                                            hw.name, link, op_name(kind), par.ep));
-  const double copies   = copies_leaving_rank(m, par, s);
-  const double per_copy = kind == OpKind::D ? dispatch_bytes_per_copy(m) : combine_bytes_per_copy(m);
+  if (!comm.net)
+    throw std::invalid_argument(fmt::format("{} at ep={} needs network facts for profile '{}' "
+                                            "(hwprofiles/network/<name>.yaml)",
+                                            op_name(kind), par.ep, hw.name));
+  RoutingSpec spec         = comm.routing;
+  spec.dist                = RoutingDist::balanced;
+  const ExpertPlacement pl = place_experts(spec, m.num_routed_experts, par.ep);
+  const RoutingMatrix rm =
+      route_tokens(spec, pl, m.num_routed_experts, m.top_k, par.ep, comm.gpus_per_node, std::max(0, s.tokens));
+  const All2AllContext ctx{&m, &hw, comm.net, comm.gpus_per_node, comm.comm_sms, comm.oversubscription};
+  const std::vector<RankComm> ranks = all2all_per_rank(par.backend, kind, rm, ctx);
+  // The collective ends when its slowest rank does (balanced routing over EPLB slots can leave ranks unequal).
+  const RankComm& w = *std::max_element(
+      ranks.begin(), ranks.end(), [](const RankComm& a, const RankComm& b) { return a.duration_us < b.duration_us; });
   OpCost c;
   c.kind        = kind;
-  c.bytes       = copies * per_copy;
-  c.duration_us = latency_us + c.bytes / bw * 1e6;
+  c.bytes       = w.reported_bytes;
+  c.duration_us = w.duration_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
-  c.method      = fmt::format("{} {}: {:g} copies (tokens {} x top_k {} x (ep-1)/ep, ep={}) x {:g} B = {:.4g} B over "
-                                   "{} {:.4g} B/s + latency {:g} us = {:.3f} us",
-                              op_name(kind), backend_name(par.backend), copies, s.tokens, m.top_k, par.ep, per_copy, c.bytes,
-                              link, bw, latency_us, c.duration_us);
+  c.method = fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
+                         "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
+                         op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
+                         w.nvlink_bytes, w.rdma_bytes, w.bottleneck, c.duration_us);
   return c;
 }
 

@@ -1,6 +1,8 @@
-/* dbosim — dispatch (D) and combine (C) all-to-all of one MoE layer, analytic first cut (the cluster model
- * replaces it): per-rank bytes over one link, time = latency + bytes / bandwidth. */
+/* dbosim — dispatch (D) and combine (C) of one MoE layer as an op cost: a thin adaptor over models/All2AllModel
+ * (the cluster path's model) on the expected traffic of balanced routing, so the single-rank and the cluster paths
+ * give the same D/C time. */
 #pragma once
+#include "models/CommSetup.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"
@@ -12,12 +14,10 @@ namespace dbosim::models {
 double dispatch_bytes_per_copy(const ModelSpec& m);
 double combine_bytes_per_copy(const ModelSpec& m);
 
-/** @brief Token copies that leave this rank: tokens x top_k x (ep-1)/ep under uniform routing. */
-double copies_leaving_rank(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
-
-/** @brief D or C (kind must be OpKind::D or OpKind::C) over NVLink when ep <= nvlink_domain_size, else the NIC.
- *  @throws std::invalid_argument when the profile lacks the link's bandwidth. */
+/** @brief D or C (kind must be OpKind::D or OpKind::C): the slowest rank's duration under balanced routing of
+ *  `s.tokens` tokens per rank over `comm.routing`'s placement, by the backend's All2AllModel entry.
+ *  @throws std::invalid_argument on a bad kind, missing network facts, or a placement that does not fit ep. */
 OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par,
-                       const StepShape& s);
+                       const StepShape& s, const CommSetup& comm);
 
 } // namespace dbosim::models

@@ -28,7 +28,7 @@ struct RoutingSpec {
   double zipf_alpha = 1.0;
   std::vector<double> histogram; ///< one weight per routed expert (RoutingDist::histogram)
   Placement placement   = Placement::contiguous;
-  int redundant_experts = 0; ///< EPLB: extra replica slots over the EP group (a multiple of ep)
+  int redundant_experts = 0; ///< EPLB: extra replica slots over the EP group; experts + redundant divide over ep
   /** Group-limited routing (DeepSeek-V3 topk_group; DeepEP's tests): experts split into `groups` contiguous groups,
    *  a token first picks `topk_groups` groups by weight, then its top_k experts inside them. 0 = off. */
   int groups         = 0;

@@ -4,30 +4,32 @@
 
 namespace dbosim::models {
 
-ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, int redundant_experts)
 {
   ExpertLoad l;
-  const double routed = m.num_routed_experts;
+  const int physical  = m.num_routed_experts + (par.ep > 1 ? redundant_experts : 0);
+  const double routed = physical; // slots: balanced routing spreads an expert's load over its replicas
   if (par.ep <= 1) {
     l.local_experts = m.num_routed_experts;
     l.group_tokens  = s.tokens;
     l.intermediate  = m.moe_intermediate / par.tp;
   } else {
     // Every DP rank of the EP group brings its own tokens; the tp ranks of one attention group share theirs.
-    l.local_experts = m.num_routed_experts / par.ep;
+    l.local_experts = physical / par.ep;
     l.group_tokens  = double(s.tokens) * par.ep / par.tp;
     l.intermediate  = m.moe_intermediate;
   }
   l.rows = l.group_tokens * m.top_k * l.local_experts / routed;
-  // A token picks top_k distinct experts of `routed`: a given expert is missed with probability 1 - top_k/routed.
+  // A token picks top_k distinct experts: a given slot is missed with probability 1 - top_k/slots.
   const double miss = std::pow(1.0 - m.top_k / routed, l.group_tokens);
   l.active_experts  = l.local_experts * (1.0 - miss);
   return l;
 }
 
-std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
+                                           int redundant_experts)
 {
-  const ExpertLoad l = expert_load(m, par, s);
+  const ExpertLoad l = expert_load(m, par, s, redundant_experts);
   std::vector<KernelWork> out;
   out.push_back(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts, 2 * l.intermediate,
                                     m.hidden, m.weight_dtype));

@@ -18,12 +18,15 @@ struct ExpertLoad {
   int intermediate      = 0; ///< width of one expert on this rank (divided by tp when ep = 1: TP-sharded experts)
 };
 
-/** @brief The expert load of `s` on one rank (see ExpertLoad). */
-ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+/** @brief The expert load of `s` on one rank (see ExpertLoad). `redundant_experts`: EPLB's extra replica slots over
+ *  the EP group (vLLM/SGLang: num_physical_experts = routed + redundant, divisible by ep); balanced routing splits
+ *  an expert's load evenly over its replicas, so each slot sees top_k / physical of the tokens. */
+ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, int redundant_experts = 0);
 
 /** @brief Routed experts: grouped GEMM gate+up -> SiLU-and-mul -> grouped GEMM down, over `expert_load` rows.
  *  Each active local expert's weights are read once per call. */
-std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
+                                           int redundant_experts = 0);
 
 /** @brief A dense SwiGLU MLP on all local tokens, intermediate width `intermediate` split over tp:
  *  gate_up GEMM -> SiLU-and-mul -> down GEMM. Used for the shared expert(s) and for dense layers' FFN. */

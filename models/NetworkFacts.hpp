@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 namespace dbosim::models {
 
@@ -17,10 +18,28 @@ struct NetworkFacts {
   double nic_message_overhead_bytes    = 0;
   double switch_latency_us             = 0; ///< one fat-tree switch traversal
   int leaf_switch_down_ports           = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
-  int ht_nvl_chunk_tokens              = 0; ///< DeepEP high-throughput: tokens per NVLink chunk
-  int ht_rdma_chunk_tokens             = 0; ///< DeepEP high-throughput: tokens per RDMA chunk
-  int nccl_channels                    = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
+  /** DeepEP high-throughput: tokens per chunk (one message and one tail-flag update) by EP size, as DeepEP's
+   *  recommended configs set them; rows ascending in `ep`. */
+  struct HtChunks {
+    std::vector<int> ep;
+    std::vector<int> dispatch_nvl, dispatch_rdma, combine_nvl, combine_rdma;
+  } ht_chunks;
+  int nccl_channels = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
   std::map<std::string, std::string> sources;
+
+  /** @brief Tokens per DeepEP high-throughput chunk for `ep` ranks (the row of the largest listed EP <= ep, the first
+   *  row below it): dispatch or combine, NVLink or RDMA; 1 when the table is empty. */
+  int ht_chunk_tokens(int ep, bool dispatch, bool nvlink) const
+  {
+    if (ht_chunks.ep.empty())
+      return 1;
+    std::size_t i = 0;
+    while (i + 1 < ht_chunks.ep.size() && ht_chunks.ep[i + 1] <= ep)
+      ++i;
+    const std::vector<int>& col = dispatch ? (nvlink ? ht_chunks.dispatch_nvl : ht_chunks.dispatch_rdma)
+                                           : (nvlink ? ht_chunks.combine_nvl : ht_chunks.combine_rdma);
+    return col[i];
+  }
 
   /** @brief Fraction of the link's bandwidth a message of `bytes` reaches. */
   static double efficiency(double bytes, double overhead_bytes)

@@ -1,5 +1,5 @@
 /* dbosim — one layer's op costs: each op is a list of kernels (AttentionOps, FfnOps), each kernel costed by a
- * measured table or the roofline (KernelCost); D and C by the link model (CommOps). */
+ * measured table or the roofline (KernelCost); D and C by models/All2AllModel through CommOps. */
 #include "models/OpCost.hpp"
 
 #include "models/AttentionOps.hpp"
@@ -73,7 +73,7 @@ const OpCost* LayerCosts::find(OpKind k) const
 namespace {
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("layer_costs: " + what); }
 
-void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer, int redundant)
 {
   if (par.tp < 1 || par.ep < 1 || par.dp < 1)
     bad(fmt::format("parallel sizes must be >= 1 (dp={}, ep={}, tp={})", par.dp, par.ep, par.tp));
@@ -94,8 +94,9 @@ void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& 
   }
   if (m.num_routed_experts <= 0 || m.top_k <= 0 || m.top_k > m.num_routed_experts)
     bad(fmt::format("top_k={} must be in 1..routed experts={}", m.top_k, m.num_routed_experts));
-  if (par.ep > 1 && m.num_routed_experts % par.ep != 0)
-    bad(fmt::format("{} routed experts do not divide over ep={}", m.num_routed_experts, par.ep));
+  if (par.ep > 1 && (m.num_routed_experts + redundant) % par.ep != 0)
+    bad(fmt::format("{} routed experts (+{} redundant) do not divide over ep={}", m.num_routed_experts, redundant,
+                    par.ep));
   if (par.ep > 1 && par.ep % par.tp != 0)
     bad(fmt::format("ep={} is not a multiple of tp={}", par.ep, par.tp));
   if (par.ep <= 1 && m.moe_intermediate % par.tp != 0)
@@ -132,10 +133,16 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
   return c;
 }
 
-LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       bool moe_layer)
+OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       int redundant_experts)
 {
-  check_inputs(model, par, shape, moe_layer);
+  return sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, redundant_experts));
+}
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       bool moe_layer, const CommSetup& comm)
+{
+  check_inputs(model, par, shape, moe_layer, comm.routing.redundant_experts);
   LayerCosts out;
   out.moe = moe_layer;
   out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
@@ -148,13 +155,13 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
   const bool all_to_all = par.ep > 1;
   if (all_to_all)
-    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape));
-  out.ops.push_back(sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape)));
+    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape, comm));
+  out.ops.push_back(routed_mlp_cost(model, hw, par, shape, comm.routing.redundant_experts));
   if (model.num_shared_experts > 0)
     out.ops.push_back(sum_kernels(hw, OpKind::S, "gemm",
                                   dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
   if (all_to_all)
-    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape));
+    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, comm));
   return out;
 }
 

@@ -1,6 +1,7 @@
 /* dbosim — cost of each op of one decoder layer (DOMAIN.md §1): FLOPs, bytes and duration from the profile.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
+#include "models/CommSetup.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 
@@ -50,7 +51,8 @@ struct OpKernelPart {
 struct OpCost {
   OpKind kind = OpKind::A0;
   double flops       = 0; ///< floating-point operations
-  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: bytes this rank sends
+  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: the bytes DeepEP's (or
+                          ///< NCCL's) benchmark divides by the time (All2AllModel RankComm::reported_bytes)
   double weight_bytes = 0; ///< the part of `bytes` that is weights (read again by every micro-batch)
   double duration_us = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
   Bound bound = Bound::compute;
@@ -66,9 +68,16 @@ struct LayerCosts {
   const OpCost* find(OpKind k) const;
 };
 
-/** @brief Costs of every op of one layer for `shape` on one rank. */
+/** @brief Costs of every op of one layer for `shape` on one rank. D and C come from models/All2AllModel (the
+ *  cluster path's model) on the expected traffic of `comm.routing` with balanced routing.
+ *  @throws std::invalid_argument on bad inputs, or when ep > 1 and `comm.net` is null. */
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       bool moe_layer);
+                       bool moe_layer, const CommSetup& comm);
+
+/** @brief The routed experts' op (MLP) of one MoE layer alone, as layer_costs costs it (`redundant_experts`: EPLB
+ *  slots over the EP group); for callers that re-cost only the experts per rank. */
+OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       int redundant_experts);
 
 /** @brief Duration of a compute op given `sms` of the GPU. A kernel of the op whose table family and dims have a
  *  per-shape SM table measured at exactly `sms` (HwProfile::sm_tables) takes its speed from that table at its tokens;

@@ -41,12 +41,12 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
                      fmt::format("ep={} ranks need more GPUs than {} nodes x {}", ep, cc.nodes, cc.gpus_per_node),
                      fmt::format(">= {} nodes", (ep + cc.gpus_per_node - 1) / cc.gpus_per_node));
   ClusterPlan cp;
-  cp.ep               = ep;
-  cp.gpus_per_node    = sc.hw.nvlink_domain_size > 0 ? sc.hw.nvlink_domain_size : cc.gpus_per_node;
-  const StepPlan base = build_step_plan(sc, costs, opt);
+  cp.ep                      = ep;
+  const StepPlan base        = build_step_plan(sc, costs, opt);
+  const models::CommSetup cs = comm_setup(sc, base.gpu.comm_sms);
+  cp.gpus_per_node           = cs.gpus_per_node;
 
-  models::RoutingSpec spec = cc.routing;
-  spec.seed                = sc.seed;
+  models::RoutingSpec spec = cs.routing;
   models::ExpertPlacement placement;
   try {
     placement = models::place_experts(spec, m.num_routed_experts, ep);
@@ -62,7 +62,7 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
 
   const bool partition  = base.gpu.comm_sms > 0;
   const int compute_sms = base.gpu.sm_count - base.gpu.comm_sms;
-  models::All2AllContext ctx{&m, &sc.hw, &net, cp.gpus_per_node, base.gpu.comm_sms, cc.oversubscription};
+  models::All2AllContext ctx{&m, &sc.hw, &net, cs.gpus_per_node, cs.comm_sms, cs.oversubscription};
   std::map<int, MlpCost> mlp_cache; // by the rank's tokens (rows / top_k)
   auto mlp_for = [&](int tokens) -> MlpCost {
     auto it = mlp_cache.find(tokens);
@@ -74,11 +74,16 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
     shape.batch       = std::max(1, tokens);
     shape.context_len = sc.workload.context_len;
     MlpCost c{0, 0};
-    for (const models::OpCost& op : costs.layer(shape, true).ops)
-      if (op.kind == OpKind::MLP) {
-        c.duration_us    = op.duration_us;
-        c.partitioned_us = partition ? costs.on_sms(op, compute_sms) : op.duration_us;
-      }
+    auto set = [&](const models::OpCost& op) {
+      c.duration_us    = op.duration_us;
+      c.partitioned_us = partition ? costs.on_sms(op, compute_sms) : op.duration_us;
+    };
+    if (costs.mlp)
+      set(costs.mlp(shape));
+    else
+      for (const models::OpCost& op : costs.layer(shape, true, base.gpu.comm_sms).ops)
+        if (op.kind == OpKind::MLP)
+          set(op);
     return mlp_cache.emplace(tokens, c).first->second;
   };
 

@@ -1,16 +1,12 @@
 #include "sim/ClusterRun.hpp"
 
-#include "config/NetworkFactsLoader.hpp"
 #include "sim/ScheduleRegistry.hpp"
 
 #include <chrono>
 
 namespace dbosim::sim {
 
-models::NetworkFacts scenario_network_facts(const Scenario& sc)
-{
-  return load_network_facts(sc.cluster.network.empty() ? sc.hw.name : sc.cluster.network);
-}
+const models::NetworkFacts& scenario_network_facts(const Scenario& sc) { return sc.network; }
 
 ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
                        const std::vector<std::string>& simgrid_args, bool force_simgrid)

@@ -22,7 +22,7 @@ struct ClusterRun {
 };
 
 /** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
-models::NetworkFacts scenario_network_facts(const Scenario& sc);
+const models::NetworkFacts& scenario_network_facts(const Scenario& sc);
 
 /** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. Uses the exact max-plus replay
  *  when ClusterEngine::exact_replay_applies() unless `force_simgrid`; else SimGrid (one simulation per process). */

@@ -151,9 +151,9 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
-      c.dense = to_specs(costs.layer(shape, false), costs, compute_sms, partition);
+      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition);
     if (plan.first_k_dense < plan.num_layers)
-      c.moe = to_specs(costs.layer(shape, true), costs, compute_sms, partition);
+      c.moe = to_specs(costs.layer(shape, true, plan.gpu.comm_sms), costs, compute_sms, partition);
     plan.ubatches.push_back(std::move(c));
   }
   return plan;

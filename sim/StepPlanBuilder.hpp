@@ -12,14 +12,22 @@ namespace dbosim::sim {
 
 /** @brief Where op costs come from: the models (model_cost_source) or, in tests, a synthetic function. */
 struct CostSource {
-  /** @brief Costs of one layer for one micro-batch shape. */
-  std::function<models::LayerCosts(const models::StepShape& shape, bool moe_layer)> layer;
+  /** @brief Costs of one layer for one micro-batch shape; `comm_sms`: the SMs an SM-resident comm kernel holds
+   *  (the plan's SM partition, 0 = none), which bounds its copy bandwidth. */
+  std::function<models::LayerCosts(const models::StepShape& shape, bool moe_layer, int comm_sms)> layer;
   /** @brief Duration (µs) of a compute op confined to `sms` SMs. */
   std::function<double(const models::OpCost& op, int sms)> on_sms;
+  /** @brief The routed experts' op alone for one rank's tokens (the cluster plan re-costs it per rank); empty: the
+   *  MLP of `layer` is used. */
+  std::function<models::OpCost(const models::StepShape& shape)> mlp;
 };
 
 /** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */
 CostSource model_cost_source(const Scenario& sc);
+
+/** @brief The scenario's dispatch/combine setup (network facts, node size, oversubscription, routing), shared by the
+ *  single-rank and the cluster plans so both cost D and C by the same model. */
+models::CommSetup comm_setup(const Scenario& sc, int comm_sms);
 
 struct PlanOptions {
   std::string schedule;         ///< a registry name; empty: serial, async_combine or dbo from the overlap config

@@ -1,7 +1,7 @@
 #include "sim/TimelineEngine.hpp"
 
 #include "config/InputError.hpp"
-#include "sim/SimConfig.hpp"
+#include "sim/StreamActors.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -11,221 +11,20 @@
 
 namespace sg4 = simgrid::s4u;
 
-XBT_LOG_NEW_DEFAULT_CATEGORY(dbo_engine, "dbosim timeline engine: op issue, start and end");
-
 namespace dbosim::sim {
-
-/*** Units ***/
-// The GPU host computes one unit per SM per microsecond (speed sm_count * 1e6 per simulated second): a compute op of
-// d µs on s SMs is an Exec of d*s units bounded at s*1e6. The fabric host runs one unit per microsecond.
-static constexpr double units_per_s = 1e6;
-static constexpr double us          = 1e-6;
-// Weight of the comm kernels' SM share: high enough that max-min gives them their bound before compute.
-static constexpr double comm_priority = 1e6;
-// Work of an activity that lasts until it is cancelled (a comm kernel's SM share, compute's drag on the comm).
-static constexpr double open_ended_work = 1e18;
-
-namespace {
-
-struct RunState {
-  const Schedule* sched = nullptr;
-  const StepPlan* plan  = nullptr;
-  int steps             = 1;
-  sg4::Host* gpu        = nullptr;
-  sg4::Host* fabric     = nullptr;
-
-  std::vector<double> host_cost_us;
-  std::vector<int> initial_pending;
-  std::vector<std::vector<OpVertex>> cross_consumers; ///< data consumers on the other stream
-  std::vector<int> pending;
-  std::vector<int> done_step;
-
-  bool wait_for_sms      = false; ///< comm kernels need whole SMs and share them with compute (no partition)
-  bool compute_running   = false; ///< an op of the compute stream is executing
-  int sms_waiter         = -1;    ///< the stream whose comm op waits for the running compute op to end
-  double comm_drag_bound = 0;     ///< units/s the running compute takes from the comm on the fabric (0 = none)
-
-  std::array<sg4::ActorPtr, num_streams> stream_actor;
-  std::array<long, num_streams> stream_waiting{-1, -1};
-  sg4::ActorPtr host_actor;
-  long host_waiting_op    = -1;
-  bool host_waiting_drain = false;
-  std::size_t ops_done    = 0;
-  double step_start_s     = 0;
-
-  // Per-op activity parameters, fixed for the run.
-  std::vector<double> gpu_work;    ///< compute: SM·µs on the GPU host; comm: SM·µs of its SM share (0 = none)
-  std::vector<double> gpu_bound;   ///< units/s; 0 = unbounded
-  std::vector<double> fabric_work; ///< comm: µs on the fabric
-
-  Timeline timeline;
-};
-
-void wake_stream_if_waiting(RunState& st, OpVertex w)
-{
-  const int s = static_cast<int>(st.sched->graph[w].stream);
-  if (st.stream_waiting[s] == static_cast<long>(w))
-    st.stream_actor[s]->resume();
-}
-
-void complete(RunState& st, OpVertex v, int step)
-{
-  st.pending[v]   = st.initial_pending[v]; // ready for the next step: every decrement of this step has happened
-  st.done_step[v] = step;
-  for (OpVertex w : st.cross_consumers[v])
-    if (--st.pending[w] == 0)
-      wake_stream_if_waiting(st, w);
-  ++st.ops_done;
-  if (st.host_waiting_op == static_cast<long>(v) || (st.host_waiting_drain && st.ops_done == st.sched->num_ops()))
-    st.host_actor->resume();
-}
-
-/* An Exec of `work` units on `host`. (Host::exec_init in 3.32 runs on the calling actor's host, not on `host`.) */
-sg4::ExecPtr exec_on(sg4::Host* host, double work)
-{
-  sg4::ExecPtr e = sg4::Exec::init();
-  e->set_flops_amount(work);
-  e->set_host(host);
-  return e;
-}
-
-/* A comm op: its wire time on the fabric and, if SM-resident, its SM share on the GPU for as long as the wire runs.
- * A compute op: its SM·µs on the GPU; meanwhile it slows a comm kernel beside it by the profile's factor f_c, as a
- * high-priority share 1 - 1/f_c of the fabric host (what is left, 1/f_c, is the comm's rate). */
-void run_activity(RunState& st, OpVertex v)
-{
-  if (st.fabric_work[v] > 0) {
-    sg4::ExecPtr wire = exec_on(st.fabric, st.fabric_work[v]);
-    wire->start();
-    if (st.gpu_work[v] > 0) {
-      sg4::ExecPtr sms = exec_on(st.gpu, open_ended_work);
-      sms->set_bound(st.gpu_bound[v]);
-      sms->set_priority(comm_priority);
-      sms->start();
-      wire->wait();
-      sms->cancel();
-    } else {
-      wire->wait();
-    }
-  } else if (st.gpu_work[v] > 0) {
-    sg4::ExecPtr exec = exec_on(st.gpu, st.gpu_work[v]);
-    if (st.gpu_bound[v] > 0)
-      exec->set_bound(st.gpu_bound[v]);
-    exec->start();
-    sg4::ExecPtr drag;
-    if (st.comm_drag_bound > 0) {
-      drag = exec_on(st.fabric, open_ended_work);
-      drag->set_bound(st.comm_drag_bound);
-      drag->set_priority(comm_priority);
-      drag->start();
-    }
-    exec->wait();
-    if (drag)
-      drag->cancel();
-  }
-}
-
-/* Residency: a comm kernel whose CTAs need whole SMs, launched on shared SMs while a compute op runs, gets SMs only
- * when that op ends. The yield lets a compute op that became ready at this same instant start first (the compute
- * stream's next kernel is already queued behind the one that just ended; the comm kernel's launch waits on an event).
- */
-void wait_for_sms(RunState& st, int s)
-{
-  sg4::this_actor::yield();
-  while (st.compute_running) {
-    st.sms_waiter = s;
-    sg4::this_actor::suspend();
-  }
-  st.sms_waiter = -1;
-}
-
-void stream_loop(RunState* st, int s)
-{
-  const std::vector<OpVertex>& fifo = st->sched->stream_order[s];
-  for (int step = 0; step < st->steps; ++step)
-    for (OpVertex v : fifo) {
-      while (st->pending[v] > 0) {
-        st->stream_waiting[s] = static_cast<long>(v);
-        sg4::this_actor::suspend();
-        st->stream_waiting[s] = -1;
-      }
-      const bool comm = is_comm_kind(st->sched->graph[v].kind);
-      OpRecord& rec   = st->timeline.ops[v];
-      rec.start_us    = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      if (comm && st->wait_for_sms)
-        wait_for_sms(*st, s);
-      if (!comm)
-        st->compute_running = true;
-      run_activity(*st, v);
-      if (!comm) {
-        st->compute_running = false;
-        if (st->sms_waiter >= 0)
-          st->stream_actor[st->sms_waiter]->resume();
-      }
-      rec.end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      XBT_VERB("%s stream: %s layer %d ubatch %d ran %.3f-%.3f us (issued %.3f)", stream_name(StreamId(s)),
-               op_kind_name(st->sched->graph[v].kind), st->sched->graph[v].layer, st->sched->graph[v].ubatch,
-               rec.start_us, rec.end_us, rec.issue_us);
-      complete(*st, v, step);
-    }
-}
-
-void host_loop(RunState* st)
-{
-  const HostParams& hp = st->plan->host;
-  const bool eager     = !hp.cuda_graph;
-  for (int step = 0; step < st->steps; ++step) {
-    st->step_start_s = sg4::Engine::get_clock();
-    st->ops_done     = 0;
-    if (!eager && hp.graph_launch_us > 0)
-      sg4::this_actor::sleep_for(hp.graph_launch_us * us);
-    for (OpVertex v : st->sched->issue_order) {
-      OpRecord& rec     = st->timeline.ops[v];
-      rec.host_begin_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      if (st->host_cost_us[v] > 0)
-        sg4::this_actor::sleep_for(st->host_cost_us[v] * us);
-      rec.issue_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      if (--st->pending[v] == 0)
-        wake_stream_if_waiting(*st, v);
-      if (eager && hp.host_sync_after_comm && is_comm_kind(st->sched->graph[v].kind)) {
-        // ROCm + DeepEP high-throughput: synchronize() so the next micro-batch cannot reuse the workspace early.
-        while (st->done_step[v] != step) {
-          st->host_waiting_op = static_cast<long>(v);
-          sg4::this_actor::suspend();
-          st->host_waiting_op = -1;
-        }
-        if (hp.stream_sync_us > 0)
-          sg4::this_actor::sleep_for(hp.stream_sync_us * us);
-        rec.sync_end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
-      }
-    }
-    while (st->ops_done < st->sched->num_ops()) {
-      st->host_waiting_drain = true;
-      sg4::this_actor::suspend();
-      st->host_waiting_drain = false;
-    }
-    st->timeline.step_time_us.push_back((sg4::Engine::get_clock() - st->step_start_s) / us);
-  }
-}
-
-} // namespace
 
 TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sched_(sched), plan_(plan)
 {
-  const OpGraph& g    = sched.graph;
-  const std::size_t n = sched.num_ops();
-  host_cost_us_.assign(n, 0);
-  initial_pending_.assign(n, 1);
+  const OpGraph& g = sched.graph;
+  host_cost_us_.assign(sched.num_ops(), 0);
   const HostParams& hp = plan.host;
   int prev_thread      = -1;
   for (OpVertex v : sched.issue_order) {
     const Op& op = g[v];
     double cost  = op.kernels * hp.launch_cpu_us;
     for (auto [e, end] = boost::in_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::source(*e, g)].stream != op.stream) {
+      if (g[*e].kind == EdgeKind::data && g[boost::source(*e, g)].stream != op.stream)
         cost += hp.event_us; // cudaStreamWaitEvent
-        ++initial_pending_[v];
-      }
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
       if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream) {
         cost += hp.event_us; // one cudaEventRecord serves every consumer
@@ -242,86 +41,24 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
 {
   if (steps < 1)
     throw InternalError("TimelineEngine::run: steps must be >= 1");
-  // SimGrid 3.32 cannot reset: a second engine aborts ("Cannot change the model after the initialization").
-  static bool simulated = false;
-  if (simulated)
-    throw InternalError("TimelineEngine::run: one simulation per process (SimGrid cannot reset); fork or start a "
-                        "new process");
-  simulated                     = true;
-  std::vector<std::string> args = engine_args("dbosim", simgrid_args);
-  std::vector<char*> argv;
-  for (std::string& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  // A bad user option (--cfg=unknown:1) is bad input, not a dbosim bug.
-  std::unique_ptr<sg4::Engine> engine;
-  try {
-    engine = std::make_unique<sg4::Engine>(&argc, argv.data());
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw InputError("SimGrid options", what.substr(0, what.find('\n')));
-  }
+  std::unique_ptr<sg4::Engine> engine = make_engine("TimelineEngine::run", simgrid_args);
 
-  const GpuParams& gp  = plan_.gpu;
-  const HostParams& hp = plan_.host;
-  auto* zone           = sg4::create_full_zone("rank0");
-  RunState st;
+  auto* zone = sg4::create_full_zone("rank0");
+  StreamRun st;
   st.sched       = &sched_;
   st.plan        = &plan_;
   st.steps       = steps;
-  st.gpu         = zone->create_host("gpu0", gp.sm_count * units_per_s);
+  st.gpu         = zone->create_host("gpu0", plan_.gpu.sm_count * units_per_s);
   st.fabric      = zone->create_host("fabric0", units_per_s);
   sg4::Host* cpu = zone->create_host("cpu0", units_per_s);
   zone->seal();
 
-  const OpGraph& g    = sched_.graph;
   const std::size_t n = sched_.num_ops();
-  st.host_cost_us     = host_cost_us_;
-  st.initial_pending  = initial_pending_;
-  st.pending          = initial_pending_;
-  st.done_step.assign(n, -1);
-  st.cross_consumers.resize(n);
-  st.gpu_work.assign(n, 0);
-  st.gpu_bound.assign(n, 0);
-  st.fabric_work.assign(n, 0);
-  st.timeline.ops.assign(n, OpRecord{});
-
-  const bool partition  = gp.comm_sms > 0;
-  const int compute_sms = partition ? gp.sm_count - gp.comm_sms : gp.sm_count;
-  if (gp.comm_uses_sms) {
-    const double fc    = partition ? gp.comm_slowdown_partitioned : gp.comm_slowdown_shared;
-    st.comm_drag_bound = (1.0 - 1.0 / fc) * units_per_s;
-    st.wait_for_sms    = gp.comm_needs_whole_sms && !partition;
-  }
-  for (OpVertex v = 0; v < n; ++v) {
-    const Op& op = g[v];
-    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream)
-        st.cross_consumers[v].push_back(boost::target(*e, g));
-    double d = is_comm_kind(op.kind) || !partition ? op.duration_us : op.partitioned_duration_us;
-    d += op.kernels * hp.kernel_gap_us;
-    if (is_comm_kind(op.kind)) {
-      st.fabric_work[v] = d;
-      if (gp.comm_uses_sms) {
-        // The comm kernel holds its SMs and, through its memory traffic, slows what runs beside it by factor f:
-        // its share b = held + (rest)(1 - 1/f) leaves compute rest/f.
-        const int held  = partition ? gp.comm_sms : 0;
-        const double f  = partition ? gp.interference_partitioned : gp.interference_shared;
-        const double b  = held + (gp.sm_count - held) * (1.0 - 1.0 / f);
-        st.gpu_work[v]  = b * d;
-        st.gpu_bound[v] = b * units_per_s;
-      }
-    } else {
-      st.gpu_work[v]  = compute_sms * d;
-      st.gpu_bound[v] = partition ? compute_sms * units_per_s : 0;
-    }
-  }
-
-  RunState* sp       = &st;
-  st.stream_actor[0] = sg4::Actor::create("compute_stream", st.gpu, [sp] { stream_loop(sp, 0); });
-  st.stream_actor[1] = sg4::Actor::create("comm_stream", st.gpu, [sp] { stream_loop(sp, 1); });
-  st.host_actor      = sg4::Actor::create("host", cpu, [sp] { host_loop(sp); });
+  std::vector<double> stream_us(n);
+  for (OpVertex v = 0; v < n; ++v)
+    stream_us[v] = stream_duration_us(sched_.graph[v], plan_);
+  prepare_stream_run(st, host_cost_us_, stream_us);
+  start_stream_actors(st, cpu, "");
   engine->run();
 
   if (static_cast<int>(st.timeline.step_time_us.size()) != steps)

@@ -29,7 +29,6 @@ private:
   const Schedule& sched_;
   const StepPlan& plan_;
   std::vector<double> host_cost_us_;
-  std::vector<int> initial_pending_; ///< 1 (the issue) + cross-stream data producers
 };
 
 } // namespace dbosim::sim

@@ -138,3 +138,63 @@ TEST_CASE("cluster::engine: the max-plus replay equals the SimGrid run (DBO, 4 d
       CHECK(fast.classes[c].ops[v].end_us == Approx(sim.classes[c].ops[v].end_us).margin(1e-6));
     }
 }
+
+namespace {
+
+/** async_combine, 1 MoE layer, two rank classes (rank_a; rank_b with C 60 µs) whose comm kernels are SM-resident. */
+std::vector<StepPlan> sm_resident_async_combine()
+{
+  LayerDurations b            = rank_b();
+  b.c_us                      = 60;
+  std::vector<StepPlan> plans = {synthetic_plan("async_combine", 1, 0, 1, rank_a()),
+                                 synthetic_plan("async_combine", 1, 0, 1, b)};
+  for (StepPlan& p : plans)
+    p.gpu.comm_uses_sms = true;
+  return plans;
+}
+
+double end_of(const ClusterTimeline& tl, const Schedule& sched, std::size_t c, OpKind k)
+{
+  for (std::size_t v = 0; v < sched.num_ops(); ++v)
+    if (sched.graph[v].kind == k)
+      return tl.classes[c].ops[v].end_us;
+  FAIL("no such op");
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("cluster::engine: on every rank, compute beside a comm kernel slows it by comm_with_compute (closed form)",
+          "[quick][cluster]")
+{
+  // D ends for both at 10 + 20 + max(30, 60) = 90; MLP ends at 130 (a) and 160 (b); then C and S start together.
+  // With a comm slowdown of 2, C makes S/2 = 2.5 µs of progress while S (5 µs) runs: a's part ends at
+  // 130 + 5 + 47.5 = 182.5, b's at 160 + 5 + 57.5 = 222.5 (220 without the slowdown); C ends for both at 222.5.
+  std::vector<StepPlan> plans = sm_resident_async_combine();
+  for (StepPlan& p : plans)
+    p.gpu.comm_slowdown_shared = 2;
+  Schedule sched = build_schedule(plans[0]);
+  ClusterEngine engine(sched, plans);
+  const ClusterTimeline tl = engine.run();
+  CHECK(tl.step_time() == Approx(222.5).epsilon(1e-9));
+  CHECK(end_of(tl, sched, 0, OpKind::C) == Approx(222.5).epsilon(1e-9));
+  CHECK(end_of(tl, sched, 0, OpKind::S) == Approx(135).epsilon(1e-9));
+}
+
+TEST_CASE("cluster::engine: on every rank, a comm kernel that needs whole SMs waits for the running compute op",
+          "[quick][cluster]")
+{
+  // As above without the slowdown, with residency: S (ready with C) runs first, C gets the SMs when S ends. a's part
+  // runs 135-185, b's 165-225 (220 without residency); C ends for both at 225, b's C record still starts at 160.
+  std::vector<StepPlan> plans = sm_resident_async_combine();
+  for (StepPlan& p : plans)
+    p.gpu.comm_needs_whole_sms = true;
+  Schedule sched = build_schedule(plans[0]);
+  ClusterEngine engine(sched, plans);
+  const ClusterTimeline tl = engine.run();
+  CHECK(tl.step_time() == Approx(225).epsilon(1e-9));
+  CHECK(end_of(tl, sched, 0, OpKind::C) == Approx(225).epsilon(1e-9));
+  for (std::size_t v = 0; v < sched.num_ops(); ++v)
+    if (sched.graph[v].kind == OpKind::C)
+      CHECK(tl.classes[1].ops[v].start_us == Approx(160).epsilon(1e-9));
+}

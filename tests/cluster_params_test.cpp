@@ -1,14 +1,20 @@
 /* dbosim tests — the scenario's cluster keys: defaults, a histogram file, and clear InputErrors (file, key, valid
- * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing. */
+ * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing
+ * (checked by the scenario loader). */
 #include "TempDir.hpp"
 #include "config/InputError.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterRun.hpp"
+#include "sim/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace dbosim;
@@ -71,8 +77,81 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
   dir.write("short.yaml", "weights: [1, 2, 3]\nsource: \"test\"\n");
   CHECK(plan_error(dir, scenario("nodes: 2, routing: histogram, routing_histogram: short.yaml")).key() ==
         "cluster.routing");
-  CHECK(plan_error(dir, scenario("nodes: 2, redundant_experts: 16")).key() == "cluster.placement");
-  CHECK(plan_error(dir, scenario("nodes: 2, placement: eplb, redundant_experts: 5")).key() ==
-        "cluster.redundant_experts");
+  // The loader checks the placement (the edge): redundant slots only under EPLB, routed + redundant divisible by ep.
+  auto load_error = [&](const std::string& yaml) {
+    try {
+      load_scenario(dir.write("p.yaml", yaml));
+    } catch (const InputError& e) {
+      return e;
+    }
+    FAIL("no InputError");
+    return InputError("", 0, 0, "", "");
+  };
+  CHECK(load_error(scenario("nodes: 2, redundant_experts: 16")).key() == "cluster.placement");
+  const InputError r5 = load_error(scenario("nodes: 2, placement: eplb, redundant_experts: 5"));
+  CHECK(r5.key() == "cluster.redundant_experts");
+  CHECK(std::string(r5.what()).find("e.g. 16") != std::string::npos);
   CHECK_THROWS_AS(load_scenario(dir.write("n.yaml", scenario("nodes: 1"))), InputError); // the loader: dp = GPUs
+}
+
+// One dispatch/combine model: with balanced routing the single-rank plan and the cluster plan give every D and C
+// the same duration, for each backend, inside a node and across nodes, and with EPLB redundant slots at EP144.
+TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C alike", "[quick][cluster]")
+{
+  test::TempDir dir;
+  struct Case {
+    std::string cluster, parallel, backend;
+  };
+  for (const Case& c :
+       {Case{"nodes: 1", "dp: 8, ep: 8", "deepep_low_latency"},
+        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_low_latency"},
+        Case{"nodes: 4", "dp: 32, ep: 32", "deepep_high_throughput"}, Case{"nodes: 2", "dp: 16, ep: 16", "nccl"},
+        Case{"nodes: 18, placement: eplb, redundant_experts: 32", "dp: 144, ep: 144", "deepep_low_latency"}}) {
+    const std::string yaml =
+        fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}}}\nparallel: {{{}}}\n"
+                    "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{all2all_backend: {}}}\n",
+                    c.cluster, c.parallel, c.backend);
+    Scenario sc             = load_scenario(dir.write("same.yaml", yaml));
+    const sim::StepPlan one = sim::build_step_plan(sc, sim::model_cost_source(sc));
+    const sim::ClusterPlan cp =
+        sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
+    INFO(yaml);
+    for (models::OpKind k : {models::OpKind::D, models::OpKind::C}) {
+      const double single = one.ubatches[0].find(true, k)->duration_us;
+      double slowest      = 0;
+      for (const sim::StepPlan& p : cp.classes)
+        slowest = std::max(slowest, p.ubatches[0].find(true, k)->duration_us);
+      CHECK(single > 0);
+      CHECK(single == Approx(slowest).epsilon(1e-12));
+    }
+  }
+}
+
+// hwprofiles/network/*.yaml: DeepEP's per-EP chunk table is read whole and checked (one entry per EP size in every
+// column, EP ascending); the row of the largest listed EP <= ep applies.
+TEST_CASE("cluster::params: the network facts' chunk table, and errors that name the key", "[quick][cluster]")
+{
+  const models::NetworkFacts h800 = load_network_facts("h800");
+  CHECK(h800.ht_chunk_tokens(8, true, true) == 6);     // get_dispatch_config(8): NVL chunk 6
+  CHECK(h800.ht_chunk_tokens(32, false, true) == 1);   // get_combine_config(32): NVL chunk 1
+  CHECK(h800.ht_chunk_tokens(16, true, false) == 20);  // get_dispatch_config(16): RDMA chunk 20
+  CHECK(h800.ht_chunk_tokens(256, true, false) == 12); // beyond the table: the last row (160)
+  CHECK(h800.sources.count("ht_chunk_tokens") == 1);
+
+  test::TempDir dir;
+  std::ifstream in(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/network/h800.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto error_key = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    try {
+      load_network_facts(dir.write("net.yaml", t));
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_key("combine_rdma:  [6, 6, 6,", "combine_rdma:  [6, 6,") == "ht_chunk_tokens.ep");
+  CHECK(error_key("ep:            [2, 4, 8,", "ep:            [2, 8, 4,") == "ht_chunk_tokens.ep");
+  CHECK(error_key("dispatch_nvl:  [24,", "dispatch_nvl:  [2.5,") == "ht_chunk_tokens.dispatch_nvl");
 }

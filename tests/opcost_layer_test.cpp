@@ -1,4 +1,6 @@
 #include "config/ModelLoader.hpp"
+#include "config/NetworkFactsLoader.hpp"
+#include "models/All2AllModel.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/CommOps.hpp"
 #include "models/OpCost.hpp"
@@ -28,6 +30,15 @@ ParallelSpec ep8()
   return p;
 }
 
+/** The shipped H800 link facts (D and C need some). */
+CommSetup test_comm()
+{
+  static const NetworkFacts net = dbosim::load_network_facts("h800");
+  CommSetup c;
+  c.net = &net;
+  return c;
+}
+
 StepShape decode(int tokens, int context)
 {
   StepShape s;
@@ -44,13 +55,13 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
 
   SECTION("MoE layer with a shared expert: A0 A1 D MLP S C")
   {
-    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true, test_comm());
     CHECK(lc.moe);
     CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::D, OpKind::MLP, OpKind::S, OpKind::C});
   }
   SECTION("dense layer: no D, no C, no S; its MLP is the dense FFN")
   {
-    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), false);
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), false, test_comm());
     CHECK_FALSE(lc.moe);
     CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::MLP});
     CHECK(lc.find(OpKind::D) == nullptr);
@@ -60,19 +71,19 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
   }
   SECTION("model without a shared expert: no S")
   {
-    const LayerCosts lc = layer_costs(qw, hw, ep8(), decode(64, 4096), true);
+    const LayerCosts lc = layer_costs(qw, hw, ep8(), decode(64, 4096), true, test_comm());
     CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::D, OpKind::MLP, OpKind::C});
     CHECK(lc.find(OpKind::S) == nullptr);
   }
   SECTION("ep = 1: every expert is local, no all-to-all")
   {
     ParallelSpec single;
-    const LayerCosts lc = layer_costs(qw, hw, single, decode(64, 4096), true);
+    const LayerCosts lc = layer_costs(qw, hw, single, decode(64, 4096), true, test_comm());
     CHECK(kinds(lc) == std::vector<OpKind>{OpKind::A0, OpKind::A1, OpKind::MLP});
   }
   SECTION("kernel launches per op (MLA decode)")
   {
-    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true, test_comm());
     CHECK(lc.find(OpKind::A0)->kernels == 6);  // norm, fused q_a/kv_a, 2 latent norms, q_b, rope+cache
     CHECK(lc.find(OpKind::A1)->kernels == 6);  // W_UK, FlashMLA, W_UV, o_proj, gate, top-k
     CHECK(lc.find(OpKind::MLP)->kernels == 3); // grouped gate_up, silu_mul, grouped down
@@ -82,8 +93,8 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
   }
   SECTION("same inputs, same outputs")
   {
-    const LayerCosts a = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
-    const LayerCosts b = layer_costs(v3, hw, ep8(), decode(64, 4096), true);
+    const LayerCosts a = layer_costs(v3, hw, ep8(), decode(64, 4096), true, test_comm());
+    const LayerCosts b = layer_costs(v3, hw, ep8(), decode(64, 4096), true, test_comm());
     REQUIRE(a.ops.size() == b.ops.size());
     for (size_t i = 0; i < a.ops.size(); ++i) {
       CHECK(a.ops[i].duration_us == b.ops[i].duration_us);
@@ -96,8 +107,8 @@ TEST_CASE("models::layer_costs: two micro-batches read the weights twice", "[qui
 {
   const HwProfile hw     = dbosim::test::h200_like();
   const ModelSpec v3     = dbosim::load_model_zoo("deepseek-v3");
-  const LayerCosts whole = layer_costs(v3, hw, ep8(), decode(32, 4096), true);
-  const LayerCosts half  = layer_costs(v3, hw, ep8(), decode(16, 4096), true);
+  const LayerCosts whole = layer_costs(v3, hw, ep8(), decode(32, 4096), true, test_comm());
+  const LayerCosts half  = layer_costs(v3, hw, ep8(), decode(16, 4096), true, test_comm());
 
   for (OpKind k : {OpKind::A0, OpKind::A1, OpKind::S}) {
     INFO(op_name(k));
@@ -117,41 +128,63 @@ TEST_CASE("models::layer_costs: two micro-batches read the weights twice", "[qui
   CHECK(2 * half.find(OpKind::MLP)->duration_us > 1.5 * whole.find(OpKind::MLP)->duration_us);
 }
 
-// Dispatch and combine, DeepSeek-V3, 128 tokens per rank, top-8:
-//   copies leaving the rank = 128 x 8 x (ep-1)/ep
-//   dispatch bytes per copy = 7168 x 1 (fp8) + 7168/128 x 4 (fp32 scales) = 7392; combine = 7168 x 2 = 14336.
-//   EP8 (one NVLink domain of 8): 896 copies; D = 6,623,232 B / 450e9 B/s + 1 us = 15.718 us;
-//                                            C = 12,845,056 B / 450e9 B/s + 1 us = 29.545 us.
-//   EP16 (beyond the domain -> NIC 50 GB/s, 2 us): 960 copies; D = 7,096,320 B / 50e9 + 2 us = 143.93 us.
-TEST_CASE("models::CommOps: dispatch and combine bytes and link", "[quick]")
+// Dispatch and combine come from models/All2AllModel (the cluster path's model) on balanced routing. Closed form,
+// DeepSeek-V3, EP8 in one NVLink domain, DeepEP low-latency, 128 tokens per rank, top-8, link facts below:
+//   bytes per copy: dispatch 7168 x 1 (fp8) + 7168/128 x 4 (scales) = 7392; combine 7168 x 2 = 14336.
+//   balanced: 128 copies to each rank; NVLink = 7 x 128 x 7392 = 6,623,232 B at 160e9 x 7392/(7392+4480) B/s;
+//   receive pass: 2 x 1024 copies x 7392 B at HBM 4.8e12 B/s; latency 2 x 1 us (data, then the count).
+TEST_CASE("models::CommOps: D and C are the All2AllModel's, on balanced routing", "[quick]")
 {
   const HwProfile hw = dbosim::test::h200_like();
   const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
   CHECK(dispatch_bytes_per_copy(v3) == 7392);
   CHECK(combine_bytes_per_copy(v3) == 14336);
+  NetworkFacts net;
+  net.name                          = "test";
+  net.nvlink_achievable_bytes_per_s = 160e9;
+  net.nic_achievable_bytes_per_s    = 50e9;
+  net.nvlink_message_overhead_bytes = 4480;
+  net.nic_message_overhead_bytes    = 1280;
+  net.switch_latency_us             = 0.6;
+  net.leaf_switch_down_ports        = 32;
+  CommSetup comm;
+  comm.net           = &net;
+  comm.gpus_per_node = 8;
 
-  const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(128, 4096), true);
-  const OpCost* d     = lc.find(OpKind::D);
-  const OpCost* c     = lc.find(OpKind::C);
-  CHECK(d->bytes == Approx(6623232.0));
-  CHECK(d->duration_us == Approx(15.718).epsilon(1e-4));
-  CHECK(c->duration_us == Approx(29.545).epsilon(1e-4));
+  const LayerCosts lc  = layer_costs(v3, hw, ep8(), decode(128, 4096), true, comm);
+  const OpCost* d      = lc.find(OpKind::D);
+  const double nvl_us  = 6623232.0 / (160e9 * 7392 / (7392 + 4480)) * 1e6;
+  const double pass_us = 2 * 1024 * 7392.0 / 4.8e12 * 1e6;
+  CHECK(d->bytes == Approx(1024 * 7392.0)); // DeepEP's benchmark: tokens x top-k x bytes per copy
+  CHECK(d->duration_us == Approx(2.0 + pass_us + nvl_us).epsilon(1e-9));
   CHECK(d->bound == Bound::network);
-  CHECK(d->method.find("NVLink") != std::string::npos);
+  CHECK(d->method.find("All2AllModel") != std::string::npos);
 
-  ParallelSpec ep16 = ep8();
-  ep16.dp = 16, ep16.ep = 16;
-  const LayerCosts lc16 = layer_costs(v3, hw, ep16, decode(128, 4096), true);
-  const OpCost* d16     = lc16.find(OpKind::D);
-  CHECK(d16->bytes == Approx(7096320.0));
-  CHECK(d16->duration_us == Approx(143.93).epsilon(1e-4));
-  CHECK(d16->method.find("NIC") != std::string::npos);
-
+  SECTION("the same time as the cluster path's slowest rank, for every backend, inside and across nodes")
+  {
+    for (int ep : {8, 16, 64})
+      for (All2AllBackend b :
+           {All2AllBackend::deepep_low_latency, All2AllBackend::deepep_high_throughput, All2AllBackend::nccl}) {
+        ParallelSpec par = ep8();
+        par.dp = ep, par.ep = ep, par.backend = b;
+        const LayerCosts l = layer_costs(v3, hw, par, decode(96, 4096), true, comm);
+        RoutingSpec spec;
+        const RoutingMatrix rm = route_tokens(spec, place_experts(spec, 256, ep), 256, 8, ep, 8, 96);
+        All2AllContext ctx{&v3, &hw, &net, 8, 0, 1};
+        for (OpKind k : {OpKind::D, OpKind::C})
+          CHECK(l.find(k)->duration_us == Approx(all2all_completion_us(all2all_per_rank(b, k, rm, ctx))));
+      }
+  }
   SECTION("an empty micro-batch still joins the all-to-all: latency only")
   {
-    const LayerCosts empty = layer_costs(v3, hw, ep8(), decode(0, 4096), true);
-    CHECK(empty.find(OpKind::D)->duration_us == Approx(1.0));
+    const LayerCosts empty = layer_costs(v3, hw, ep8(), decode(0, 4096), true, comm);
+    CHECK(empty.find(OpKind::D)->duration_us == Approx(2.0));
     CHECK(empty.find(OpKind::MLP)->duration_us == 0);
+  }
+  SECTION("ep > 1 without network facts is an error naming them")
+  {
+    CHECK_THROWS_WITH(layer_costs(v3, hw, ep8(), decode(128, 4096), true, CommSetup{}),
+                      Catch::Contains("network facts"));
   }
 }
 
@@ -162,7 +195,7 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
   // FlashMLA decode (reference A3): batch 128, context 4096, 128 heads, d_qk 576, d_v 512:
   //   FLOPs 2 x 128 x 128 x 4096 x (576 + 512) = 146.0e9; KV read 128 x 4096 x 576 x 2 B = 604 MB.
   ParallelSpec dp;
-  const LayerCosts lc = layer_costs(v3, hw, dp, decode(128, 4096), false);
+  const LayerCosts lc = layer_costs(v3, hw, dp, decode(128, 4096), false, test_comm());
   const OpCost* a1    = lc.find(OpKind::A1);
   CHECK(a1->method.find("mla_decode") != std::string::npos);
   const double core_flops = 2.0 * 128 * 128 * 4096 * (576 + 512);
@@ -183,17 +216,17 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
   {
     ParallelSpec tp2;
     tp2.tp               = 2;
-    const LayerCosts lc2 = layer_costs(v3, hw, tp2, decode(128, 4096), false);
+    const LayerCosts lc2 = layer_costs(v3, hw, tp2, decode(128, 4096), false, test_comm());
     CHECK(lc2.find(OpKind::A1)->flops == Approx(a1->flops / 2).epsilon(0.01));
     ParallelSpec tp3;
     tp3.tp = 3;
-    CHECK_THROWS_AS(layer_costs(v3, hw, tp3, decode(128, 4096), false), std::invalid_argument);
+    CHECK_THROWS_AS(layer_costs(v3, hw, tp3, decode(128, 4096), false, test_comm()), std::invalid_argument);
   }
   SECTION("prefill is causal and up-projects the context with kv_b")
   {
     StepShape p;
     p.phase = Phase::prefill, p.tokens = 4096, p.batch = 1, p.context_len = 4096;
-    const LayerCosts pre = layer_costs(v3, hw, dp, p, false);
+    const LayerCosts pre = layer_costs(v3, hw, dp, p, false, test_comm());
     CHECK(pre.find(OpKind::A0)->method.find("kv_b_proj") != std::string::npos);
     // causal: 4096 x 4097 / 2 query-key pairs x 128 heads x 2 x (192 + 128)
     const double core   = 2.0 * 128 * (192 + 128) * (4096.0 * 4097 / 2);
@@ -204,9 +237,9 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
   {
     StepShape bad = decode(64, 4096);
     bad.batch     = 0;
-    CHECK_THROWS_AS(layer_costs(v3, hw, dp, bad, true), std::invalid_argument);
+    CHECK_THROWS_AS(layer_costs(v3, hw, dp, bad, true, test_comm()), std::invalid_argument);
     ParallelSpec ep7 = ep8();
     ep7.ep = 7, ep7.dp = 7;
-    CHECK_THROWS_WITH(layer_costs(v3, hw, ep7, decode(64, 4096), true), Catch::Contains("ep=7"));
+    CHECK_THROWS_WITH(layer_costs(v3, hw, ep7, decode(64, 4096), true, test_comm()), Catch::Contains("ep=7"));
   }
 }

@@ -1,3 +1,4 @@
+#include "config/NetworkFactsLoader.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpCost.hpp"
 #include "opcost_test_support.hpp"
@@ -88,7 +89,10 @@ TEST_CASE("models::OpCost: routed experts read every active expert's weights onc
   StepShape s;
   s.tokens = 16, s.batch = 16, s.context_len = 1024;
 
-  const LayerCosts lc = layer_costs(m, hw, par, s, true);
+  static const NetworkFacts net = dbosim::load_network_facts("h800");
+  CommSetup comm;
+  comm.net            = &net;
+  const LayerCosts lc = layer_costs(m, hw, par, s, true, comm);
   const OpCost* mlp   = lc.find(OpKind::MLP);
   REQUIRE(mlp);
   const double active = 32 * (1 - std::pow(1 - 8.0 / 256, 128));

@@ -141,8 +141,9 @@ TEST_CASE("config::ScenarioLoader: the rules vLLM enforces", "[quick]")
     auto yaml = replace(replace(kBase, "gpus_per_node: 8", "gpus_per_node: 6"), "{dp: 8, ep: 8, tp: 1}",
                         "{dp: 6, ep: 6, tp: 1}");
     auto msg  = error_of(yaml);
-    CHECK(msg == ":4:23: parallel.ep: ep 6 does not divide the 256 routed experts of deepseek-v3 "
-                 "(valid: a divisor of the routed expert count)");
+    CHECK(msg == ":4:23: parallel.ep: ep 6 does not divide the 256 routed experts of deepseek-v3 (valid: a divisor "
+                 "of the routed expert count, or cluster.placement eplb with redundant_experts 2 (routed + redundant "
+                 "divisible by ep))");
   }
   SECTION("DBO needs EP or DP")
   {

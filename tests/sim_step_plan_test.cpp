@@ -16,7 +16,7 @@ namespace {
 CostSource linear_costs(int sm_count)
 {
   return CostSource{
-      [](const models::StepShape& shape, bool moe) {
+      [](const models::StepShape& shape, bool moe, int) {
         models::LayerCosts lc;
         lc.moe  = moe;
         auto op = [&](OpKind k, double per_token_us) {
@@ -38,6 +38,7 @@ CostSource linear_costs(int sm_count)
         return lc;
       },
       [sm_count](const models::OpCost& c, int sms) { return c.duration_us * sm_count / sms; },
+      {}, // no separate MLP cost: the layer's
   };
 }
 

@@ -3,6 +3,7 @@
 #include "config/HwProfileLoader.hpp"
 #include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "config/YamlMap.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/KernelCost.hpp"
@@ -25,6 +26,15 @@ const models::HwProfile& profile(const std::string& name)
   auto it = cache.find(name);
   if (it == cache.end())
     it = cache.emplace(name, load_hw_profile(name)).first;
+  return it->second;
+}
+
+const models::NetworkFacts& network(const std::string& name)
+{
+  static std::map<std::string, models::NetworkFacts> cache;
+  auto it = cache.find(name);
+  if (it == cache.end())
+    it = cache.emplace(name, load_network_facts(name)).first;
   return it->second;
 }
 
@@ -74,13 +84,18 @@ double predict_all_to_all(YamlMap& m, const std::string& metric)
   par.dp = m.get_int("dp", 1, 4096, par.ep);
   const std::string backend =
       m.get_enum("backend", {"deepep_low_latency", "deepep_high_throughput", "deepep_v2", "nccl"});
-  par.backend                 = backend == "deepep_low_latency"       ? models::All2AllBackend::deepep_low_latency
-                                : backend == "deepep_high_throughput" ? models::All2AllBackend::deepep_high_throughput
-                                : backend == "deepep_v2"              ? models::All2AllBackend::deepep_v2
-                                                                      : models::All2AllBackend::nccl;
-  const models::OpKind kind   = m.get_enum("op", {"D", "C"}) == "D" ? models::OpKind::D : models::OpKind::C;
-  const models::StepShape s   = shape_of(m);
-  const models::LayerCosts lc = models::layer_costs(md, hw, par, s, true);
+  par.backend               = backend == "deepep_low_latency"       ? models::All2AllBackend::deepep_low_latency
+                              : backend == "deepep_high_throughput" ? models::All2AllBackend::deepep_high_throughput
+                              : backend == "deepep_v2"              ? models::All2AllBackend::deepep_v2
+                                                                    : models::All2AllBackend::nccl;
+  const models::OpKind kind = m.get_enum("op", {"D", "C"}) == "D" ? models::OpKind::D : models::OpKind::C;
+  const models::StepShape s = shape_of(m);
+  // The benchmark's fabric: the profile's network facts (or `network`), its NVLink domain, the kernel's SMs.
+  models::CommSetup comm;
+  comm.net                    = &network(m.get_string("network", hw.name));
+  comm.gpus_per_node          = hw.nvlink_domain_size;
+  comm.comm_sms               = m.get_int("comm_sms", 0, hw.sm_count, 0);
+  const models::LayerCosts lc = models::layer_costs(md, hw, par, s, true, comm);
   const models::OpCost* op    = lc.find(kind);
   if (!op)
     m.fail("op", "the layer has no such op");

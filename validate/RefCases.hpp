@@ -1,8 +1,9 @@
 /* dbosim validate — reference cases: published figures (DeepEP, FlashMLA, DeepGEMM; /work/shared/ref) as data files
  * (YAML files in validate/cases/), each predicted through dbosim's public cost paths:
  *   predictor all_to_all  the D or C op of one MoE layer as a scenario costs it (models::layer_costs: the model from
- *                         the zoo, the parallel layout and backend, the step shape), metric latency (us) or
- *                         bandwidth (GB/s = the op's bytes / its duration);
+ *                         the zoo, the parallel layout and backend, the step shape, the profile's network facts or
+ *                         `network`, `comm_sms`), metric latency (us) or bandwidth (GB/s = the op's bytes, those
+ *                         the benchmark counts, / its duration);
  *   predictor gemm        one (grouped) GEMM kernel (models::gemm_kernel / grouped_gemm_kernel + kernel_time), metric
  *                         us or TFLOPS;
  *   predictor attention   the core-attention kernel of A1 for a zoo model (models::attention_a1_kernels), metric us,

@@ -1,0 +1,18 @@
+/* dbosim — what the dispatch/combine model (models/All2AllModel) needs beyond the model and the profile: the link
+ * facts, the node size, the SMs an SM-resident comm kernel holds, the fat tree's oversubscription, and the routing
+ * and placement whose expected traffic a single-rank cost uses. */
+#pragma once
+#include "models/ExpertRouting.hpp"
+#include "models/NetworkFacts.hpp"
+
+namespace dbosim::models {
+
+struct CommSetup {
+  const NetworkFacts* net = nullptr; ///< required when ep > 1
+  int gpus_per_node       = 8;       ///< ranks sharing one NVLink domain
+  int comm_sms            = 0;       ///< SMs an SM-resident comm kernel holds under an SM partition (0: none)
+  double oversubscription = 1;       ///< fat-tree leaf down/up ratio
+  RoutingSpec routing; ///< placement and groups; the single-rank cost takes its expected (balanced) traffic
+};
+
+} // namespace dbosim::models

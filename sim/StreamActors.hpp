@@ -1,0 +1,89 @@
+/* dbosim — one rank's SimGrid actors, shared by TimelineEngine (one rank) and ClusterEngine (one per rank class):
+ * a compute-stream and a comm-stream actor that run their ops in FIFO order, and a host actor that issues them.
+ * CUDA events are pending-condition counters: an op starts when it is issued and every cross-stream producer has
+ * ended. */
+#pragma once
+#include "sim/Schedule.hpp"
+#include "sim/StepPlan.hpp"
+#include "sim/Timeline.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dbosim::sim {
+
+/*** Units ***/
+// The GPU host computes one unit per SM per microsecond (speed sm_count * 1e6 per simulated second): a compute op of
+// d µs on s SMs is an Exec of d*s units bounded at s*1e6. The fabric host runs one unit per microsecond.
+inline constexpr double units_per_s = 1e6;
+inline constexpr double us          = 1e-6;
+// Weight of the comm kernels' SM share: high enough that max-min gives them their bound before compute.
+inline constexpr double comm_priority = 1e6;
+// Work of an activity that lasts until it is cancelled (a comm kernel's SM share, compute's drag on the comm).
+inline constexpr double open_ended_work = 1e18;
+
+/** @brief Run state of one rank's streams and host thread. */
+struct StreamRun {
+  const Schedule* sched      = nullptr;
+  const StepPlan* plan       = nullptr;
+  int steps                  = 1;
+  simgrid::s4u::Host* gpu    = nullptr;
+  simgrid::s4u::Host* fabric = nullptr;
+  /** Called on the stream actor when a comm op's own part has ended, before the op is recorded as ended (the
+   *  cluster waits there for the other ranks); empty = none. */
+  std::function<void(OpVertex, int stream)> after_comm;
+
+  std::vector<double> host_cost_us;
+  std::vector<int> initial_pending;                   ///< 1 (the issue) + cross-stream data producers
+  std::vector<std::vector<OpVertex>> cross_consumers; ///< data consumers on the other stream
+  std::vector<int> pending;
+  std::vector<int> done_step;
+
+  bool wait_for_sms      = false; ///< comm kernels need whole SMs and share them with compute (no partition)
+  bool compute_running   = false; ///< an op of the compute stream is executing
+  int sms_waiter         = -1;    ///< the stream whose comm op waits for the running compute op to end
+  double comm_drag_bound = 0;     ///< units/s the running compute takes from the comm on the fabric (0 = none)
+
+  std::array<simgrid::s4u::ActorPtr, num_streams> stream_actor;
+  std::array<long, num_streams> stream_waiting{-1, -1};
+  simgrid::s4u::ActorPtr host_actor;
+  long host_waiting_op    = -1;
+  bool host_waiting_drain = false;
+  std::size_t ops_done    = 0;
+  double step_start_s     = 0;
+
+  // Per-op activity parameters, fixed for the run.
+  std::vector<double> gpu_work;    ///< compute: SM·µs on the GPU host; comm: SM·µs of its SM share (0 = none)
+  std::vector<double> gpu_bound;   ///< units/s; 0 = unbounded
+  std::vector<double> fabric_work; ///< comm: µs on the fabric
+
+  Timeline timeline;
+};
+
+/** @brief An op's duration on its stream (µs): compute under an SM partition runs its partitioned duration; every
+ *  kernel adds the plan's GPU-side gap. `o` is an Op or an OpSpec. */
+template <class OpLike> double stream_duration_us(const OpLike& o, const StepPlan& plan)
+{
+  const bool partitioned = plan.gpu.comm_sms > 0 && !is_comm_kind(o.kind);
+  return (partitioned ? o.partitioned_duration_us : o.duration_us) + o.kernels * plan.host.kernel_gap_us;
+}
+
+/** @brief Fills `st`'s start conditions and per-op activities from the schedule, the plan's GPU parameters, the
+ *  per-op host costs (µs) and each op's duration on its stream (µs, partitioned where an SM partition holds, kernel
+ *  gaps included). `st.sched` and `st.plan` must be set. */
+void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us);
+
+/** @brief Creates the two stream actors on `st.gpu` and the host actor on `cpu`, named `<prefix>compute_stream`,
+ *  `<prefix>comm_stream` and `<prefix>host`. */
+void start_stream_actors(StreamRun& st, simgrid::s4u::Host* cpu, const std::string& prefix);
+
+/** @brief A SimGrid engine with dbosim's defaults then `simgrid_args`; `who` names the caller in the errors.
+ *  @throws InternalError on a second call in this process (SimGrid cannot reset); InputError on a bad option. */
+std::unique_ptr<simgrid::s4u::Engine> make_engine(const std::string& who, const std::vector<std::string>& simgrid_args);
+
+} // namespace dbosim::sim
