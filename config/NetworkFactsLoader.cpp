@@ -1,6 +1,7 @@
 #include "config/NetworkFactsLoader.hpp"
 
 #include "config/DataDir.hpp"
+#include "config/FileMemo.hpp"
 #include "config/YamlMap.hpp"
 
 namespace dbosim {
@@ -25,11 +26,8 @@ int sourced_int(YamlMap& root, const std::string& key, long lo, long hi, models:
   return value;
 }
 
-} // namespace
-
-models::NetworkFacts load_network_facts(const std::string& name_or_path)
+models::NetworkFacts parse_network_facts(const std::string& path)
 {
-  const std::string path = resolve_data_file("hwprofiles/network", name_or_path);
   YamlMap root(load_yaml_file(path), path, "");
   models::NetworkFacts f;
   f.name = root.get_string("name");
@@ -46,6 +44,15 @@ models::NetworkFacts load_network_facts(const std::string& name_or_path)
   f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
   root.finish();
   return f;
+}
+
+} // namespace
+
+models::NetworkFacts load_network_facts(const std::string& name_or_path)
+{
+  const std::string path = resolve_data_file("hwprofiles/network", name_or_path);
+  static FileMemo<models::NetworkFacts> memo;
+  return memo.get(path, path, [&] { return parse_network_facts(path); });
 }
 
 } // namespace dbosim
