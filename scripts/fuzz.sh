@@ -2,7 +2,8 @@
 # Runs every libFuzzer target (fuzz/targets.txt) long (default 1,000,000 inputs each) from the shipped files as seeds
 # and prints inputs tried and crashes per target. Crashing inputs are left in out/fuzz/<target>/ : copy each into
 # fuzz/regressions/<target>/ once fixed, so the test suite replays it.
-# Usage: scripts/fuzz.sh [RUNS [TARGET...]]   (FUZZ_SETUP=0 skips scripts/setup.sh)
+# Usage: scripts/fuzz.sh [RUNS [TARGET...]]   (FUZZ_SETUP=0 skips scripts/setup.sh; FUZZ_MAX_SECONDS=N stops each
+# target after N seconds even if RUNS were not reached)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
@@ -24,7 +25,7 @@ for name in "${names[@]}"; do
   mkdir -p "out/fuzz/$name/corpus"
   log="out/fuzz/$name/log.txt"
   # shellcheck disable=SC2086 # the seed folders are words
-  build-fuzz/fuzz/fuzz_$name -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="out/fuzz/$name/" "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   crashes=$(ls "out/fuzz/$name"/crash-* "out/fuzz/$name"/leak-* "out/fuzz/$name"/timeout-* "out/fuzz/$name"/oom-* \
