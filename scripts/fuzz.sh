@@ -25,10 +25,10 @@ for name in "${names[@]}"; do
   mkdir -p "out/fuzz/$name/corpus"
   log="out/fuzz/$name/log.txt"
   # shellcheck disable=SC2086 # the seed folders are words
-  build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="out/fuzz/$name/" "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
+  build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  crashes=$(ls "out/fuzz/$name"/crash-* "out/fuzz/$name"/leak-* "out/fuzz/$name"/timeout-* "out/fuzz/$name"/oom-* \
-    2>/dev/null | wc -l)
+  crashes=$(find "out/fuzz/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o \
+    -name 'oom-*' \) | wc -l) # not ls: with pipefail, no match would end the script
   printf '%-18s %12s %8s\n' "$name" "${inputs:-?}" "$crashes"
 done
