@@ -26,7 +26,8 @@ for name in "${names[@]}"; do
   log="out/fuzz/$name/log.txt"
   # shellcheck disable=SC2086 # the seed folders are words
   build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" \
+    "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   crashes=$(find "out/fuzz/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o \
     -name 'oom-*' \) | wc -l) # not ls: with pipefail, no match would end the script
