@@ -55,26 +55,46 @@ nlohmann::json to_json(const Measurement& m)
   return j;
 }
 
+namespace {
+/** j[key] as a T; a value of another type is an error naming the key. */
+template <class T>
+T field(const nlohmann::json& j, const char* key, const char* expected)
+{
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(std::string(key) + ": expected " + expected + ", got " + j.at(key).dump());
+  }
+}
+
+template <class T>
+T field_or(const nlohmann::json& j, const char* key, const char* expected, T fallback)
+{
+  return j.contains(key) ? field<T>(j, key, expected) : fallback;
+}
+} // namespace
+
 Measurement measurement_from_json(const nlohmann::json& j)
 {
   if (!j.is_object() || !j.contains("key") || !j.contains("family") || !j.contains("status"))
     throw std::runtime_error("record lacks key, family or status");
   Measurement m;
-  m.spec.family  = j.at("family").get<std::string>();
-  m.spec.variant = j.value("variant", std::string());
+  m.spec.family  = field<std::string>(j, "family", "a string");
+  m.spec.variant = field_or<std::string>(j, "variant", "a string", "");
   if (j.contains("params"))
-    m.spec.params = j.at("params").get<std::map<std::string, double>>();
-  m.status = j.at("status").get<std::string>();
-  m.us     = j.value("us", 0.0);
-  m.us_p10 = j.value("us_p10", 0.0);
-  m.us_p90 = j.value("us_p90", 0.0);
-  m.reps   = j.value("reps", 0);
+    m.spec.params = field<std::map<std::string, double>>(j, "params", "an object of numbers");
+  m.status = field<std::string>(j, "status", "a string");
+  m.us     = field_or<double>(j, "us", "a number", 0.0);
+  m.us_p10 = field_or<double>(j, "us_p10", "a number", 0.0);
+  m.us_p90 = field_or<double>(j, "us_p90", "a number", 0.0);
+  m.reps   = field_or<int>(j, "reps", "an integer", 0);
   if (j.contains("extra"))
-    m.extra = j.at("extra").get<std::map<std::string, double>>();
+    m.extra = field<std::map<std::string, double>>(j, "extra", "an object of numbers");
   if (j.contains("info"))
-    m.info = j.at("info").get<std::map<std::string, std::string>>();
-  if (m.spec.key() != j.at("key").get<std::string>())
-    throw std::runtime_error("key '" + j.at("key").get<std::string>() + "' does not match its family and params");
+    m.info = field<std::map<std::string, std::string>>(j, "info", "an object of strings");
+  const std::string key = field<std::string>(j, "key", "a string");
+  if (m.spec.key() != key)
+    throw std::runtime_error("key '" + key + "' does not match its family and params");
   if (m.ok() && m.reps > 0 && !(std::isfinite(m.us) && m.us > 0))
     throw std::runtime_error("record '" + m.spec.key() + "' has a non-positive or non-finite duration");
   return m;

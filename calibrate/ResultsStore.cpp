@@ -1,5 +1,7 @@
 #include "calibrate/ResultsStore.hpp"
 
+#include "config/InputError.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -56,7 +58,8 @@ std::vector<Measurement> parse(const std::string& path, const std::string& text,
       if (next == text.size()) { // the last line: a run killed while writing it
         ++dropped;
       } else {
-        throw std::runtime_error(path + ":" + std::to_string(line) + ": corrupt raw-results record: " + e.what());
+        throw InputError(path, line, 1, "record", std::string("corrupt raw-results record: ") + e.what(),
+                         "one JSON object per line: {key, family, params, status, us, ...}");
       }
     }
     pos = next;
@@ -104,7 +107,7 @@ std::vector<Measurement> ResultsStore::read_file(const std::string& path, int* d
   bool exists      = false;
   std::string text = slurp(path, exists);
   if (!exists)
-    throw std::runtime_error(path + ": cannot open raw-results file");
+    throw InputError(path, "cannot open raw-results file");
   int n = 0;
   std::string clean;
   auto records = parse(path, text, n, clean);

@@ -9,6 +9,7 @@
 #include "calibrate/SmScalingLoo.hpp"
 #include "calibrate/SmTableLoo.hpp"
 #include "calibrate/VerifyCheck.hpp"
+#include "config/InputError.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -122,6 +123,9 @@ int main(int argc, char** argv)
     fmt::print("wrote {} ({} tables, {} SM-scaling curves, {} interference factors)\n", out, fit.tables.size(),
                fit.sm_scaling.size(), fit.interference.size());
     return 0;
+  } catch (const dbosim::InputError& e) { // a bad input file: exit 2, as dbosim does
+    fmt::print(stderr, "dbosim-calibrate: error: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "dbosim-calibrate: {}\n", e.what());
     return 1;

@@ -3,6 +3,7 @@
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
 #include "sim/Metrics.hpp"
+#include "sim/OutputGuards.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/ClusterRun.hpp"
@@ -36,6 +37,7 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   json summary;
   summary["step_time_us"] = run.metrics.step_time_us;
   summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
+  sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
@@ -56,8 +58,10 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
   const sim::Timeline tl = engine.run(1, opt.simgrid_args);
-  const sim::Metrics m   = sim::compute_metrics(sched, tl);
-  json summary           = sim::summary_json(plan, m);
+  sim::require_valid_timeline(sched, tl);
+  const sim::Metrics m = sim::compute_metrics(sched, tl);
+  json summary         = sim::summary_json(plan, m);
+  sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");

@@ -5,6 +5,7 @@
 #include "config/AtomicFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
+#include "sim/OutputGuards.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@ int run_command(const RunOptions& opt)
   const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();
+  sim::require_valid_summary(summary);
   write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");
   fmt::print("wrote {}/summary.json\n", opt.out_dir);
   return 0;

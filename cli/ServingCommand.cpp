@@ -7,6 +7,7 @@
 #include "serving/ServingMetrics.hpp"
 #include "serving/ServingSim.hpp"
 #include "serving/Workload.hpp"
+#include "sim/OutputGuards.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,7 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   summary["model"]    = s.model.name;
   summary["seed"]     = s.seed;
   summary["serving"]  = block;
+  sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/requests.csv", requests_csv(res));
   if (s.serving.step_trace)
     write_file_atomic(out_dir + "/steps.csv", steps_csv(res));

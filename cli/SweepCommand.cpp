@@ -6,6 +6,7 @@
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
+#include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
 
 #include <fcntl.h>
@@ -28,63 +29,16 @@ namespace {
 using json   = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
-struct Axis {
-  std::vector<std::string> keys;               ///< "parallel.ep" or zipped "parallel.ep,parallel.dp"
-  std::vector<std::vector<YAML::Node>> values; ///< per value: one node per key
-};
-
-std::vector<Axis> read_axes(const YAML::Node& root)
-{
-  std::vector<Axis> axes;
-  for (const auto& kv : root["sweep"]) {
-    Axis a;
-    std::stringstream ss(kv.first.as<std::string>());
-    for (std::string k; std::getline(ss, k, ',');)
-      a.keys.push_back(k.substr(k.find_first_not_of(' ')));
-    for (const YAML::Node& v : kv.second) {
-      std::vector<YAML::Node> tuple;
-      if (a.keys.size() == 1)
-        tuple.push_back(v);
-      else
-        for (const YAML::Node& e : v)
-          tuple.push_back(e);
-      a.values.push_back(tuple);
-    }
-    axes.push_back(a);
-  }
-  return axes;
-}
-
-/** A relative model/profile/trace path in the scenario is relative to its folder; the point file lives elsewhere. */
-void absolutize(YAML::Node parent, const std::string& key, const fs::path& dir)
-{
-  if (!parent.IsMap() || !parent[key] || !parent[key].IsScalar())
-    return;
-  const std::string v = parent[key].as<std::string>();
-  const bool is_path =
-      v.find('/') != std::string::npos || v.ends_with(".yaml") || v.ends_with(".json") || v.ends_with(".csv");
-  if (is_path && !fs::path(v).is_absolute())
-    parent[key] = (fs::absolute(dir) / v).lexically_normal().string();
-}
-
-std::string point_yaml(const YAML::Node& root, const std::vector<Axis>& axes, const std::vector<std::size_t>& idx,
+/** One point's scenario: the file without its sweep:, the point's values set, paths made absolute. */
+std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx,
                        const fs::path& scenario_dir)
 {
   YAML::Node node = YAML::Clone(root);
   node.remove("sweep");
   for (std::size_t a = 0; a < axes.size(); ++a)
-    for (std::size_t k = 0; k < axes[a].keys.size(); ++k) {
-      const std::string& key = axes[a].keys[k];
-      const auto dot         = key.find('.');
-      if (dot == std::string::npos)
-        node[key] = axes[a].values[idx[a]][k];
-      else
-        node[key.substr(0, dot)][key.substr(dot + 1)] = axes[a].values[idx[a]][k];
-    }
-  absolutize(node, "model", scenario_dir);
-  absolutize(node, "hardware", scenario_dir);
-  if (node["workload"])
-    absolutize(node["workload"], "trace", scenario_dir);
+    for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
+      set_sweep_key(node, axes[a].keys[k], axes[a].values[idx[a]][k]);
+  absolutize_paths(node, scenario_dir.string());
   YAML::Emitter out;
   out << node;
   return std::string(out.c_str()) + "\n";
@@ -153,20 +107,11 @@ int sweep_command(const SweepOptions& opt)
   const Scenario base = load_scenario(opt.scenario); // validates the file and the sweep's shape
   if (base.sweep_axes == 0)
     throw InputError(opt.scenario, 0, 0, "sweep", "the scenario has no sweep: section", "{key: [values], ...}");
-  const YAML::Node root        = load_yaml_file(opt.scenario);
-  const std::vector<Axis> axes = read_axes(root);
-  const fs::path scenario_dir  = fs::path(opt.scenario).parent_path();
-
-  std::vector<std::vector<std::size_t>> points{{}};
-  for (const Axis& a : axes) { // first axis slowest
-    std::vector<std::vector<std::size_t>> next;
-    for (const auto& p : points)
-      for (std::size_t v = 0; v < a.values.size(); ++v) {
-        next.push_back(p);
-        next.back().push_back(v);
-      }
-    points = std::move(next);
-  }
+  const YAML::Node root = load_yaml_file(opt.scenario);
+  YamlMap top(root, opt.scenario, "");
+  const std::vector<SweepAxis> axes                    = parse_sweep_axes(top, "sweep");
+  const fs::path scenario_dir                          = fs::path(opt.scenario).parent_path();
+  const std::vector<std::vector<std::size_t>> points   = sweep_point_indices(axes);
   const long cores      = sysconf(_SC_NPROCESSORS_ONLN);
   const int jobs        = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
   const std::string exe = opt.dbosim.empty() ? self_exe() : opt.dbosim;
@@ -197,7 +142,7 @@ int sweep_command(const SweepOptions& opt)
 
   // Merge in point order.
   std::vector<std::string> header{"point"};
-  for (const Axis& a : axes)
+  for (const SweepAxis& a : axes)
     header.insert(header.end(), a.keys.begin(), a.keys.end());
   header.push_back("status");
   bool serving = false;
@@ -249,7 +194,7 @@ int sweep_command(const SweepOptions& opt)
 
   // The printed table: axis values and the headline figures.
   std::size_t key_columns = 0;
-  for (const Axis& a : axes)
+  for (const SweepAxis& a : axes)
     key_columns += a.keys.size();
   std::vector<std::size_t> show;
   for (std::size_t k = 1; k < header.size(); ++k)

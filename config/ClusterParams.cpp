@@ -1,6 +1,7 @@
 /* dbosim — the scenario keys of the cluster section (issue 5): network facts, fat-tree oversubscription, expert
  * routing and placement. Declared with config/ParamHelpers. */
 #include "config/ParamHelpers.hpp"
+#include "config/RoutingHistogram.hpp"
 #include "config/YamlMap.hpp"
 
 #include <filesystem>
@@ -20,10 +21,7 @@ void read_histogram(YamlMap& m, const std::string& leaf, Scenario& s)
     path = (std::filesystem::path(m.file()).parent_path() / path).lexically_normal().string();
   if (!std::filesystem::exists(path))
     m.fail(leaf, fmt::format("histogram file '{}' does not exist", path), "a YAML file {weights: [...], source: ...}");
-  YamlMap h(load_yaml_file(path), path, "");
-  s.cluster.routing.histogram = h.get_double_list("weights", 0, 1e18);
-  h.get_string("source");
-  h.finish();
+  s.cluster.routing.histogram = load_routing_histogram(path);
   s.cluster.routing_histogram = path;
 }
 

@@ -1,6 +1,7 @@
 #include "config/HwProfileLoader.hpp"
 
 #include "config/DataDir.hpp"
+#include "config/FileMemo.hpp"
 #include "config/InputError.hpp"
 #include "config/YamlMap.hpp"
 #include "models/OpTables.hpp"
@@ -230,11 +231,8 @@ void read_sm_tables(YamlMap& root, HwProfile& hw)
   }
 }
 
-} // namespace
-
-models::HwProfile load_hw_profile(const std::string& name_or_path)
+models::HwProfile parse_hw_profile(const std::string& path)
 {
-  const std::string path = resolve_data_file("hwprofiles", name_or_path);
   YamlMap root(load_yaml_file(path), path, "");
   HwProfile hw;
   hw.name = root.get_string("name");
@@ -259,6 +257,15 @@ models::HwProfile load_hw_profile(const std::string& name_or_path)
   read_sm_tables(root, hw);
   root.finish();
   return hw;
+}
+
+} // namespace
+
+models::HwProfile load_hw_profile(const std::string& name_or_path)
+{
+  const std::string path = resolve_data_file("hwprofiles", name_or_path);
+  static FileMemo<models::HwProfile> memo; // h200.yaml's measured tables are ~100 KB of YAML
+  return memo.get(path, path, [&] { return parse_hw_profile(path); });
 }
 
 std::vector<std::string> list_hw_profiles() { return list_data_files("hwprofiles"); }

@@ -1,6 +1,6 @@
 #include "config/InputError.hpp"
 
-#include <fmt/format.h>
+#include <string>
 
 namespace dbosim {
 namespace {
@@ -8,14 +8,21 @@ std::string format_error(const std::string& file, int line, int col, const std::
                          const std::string& valid)
 {
   std::string out = file;
-  if (line > 0)
-    out += fmt::format(":{}:{}", line, col);
+  if (line > 0) { // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "..." + std::to_string(...)
+    out += ':';
+    out += std::to_string(line);
+    out += ':';
+    out += std::to_string(col);
+  }
   out += ": ";
   if (!key.empty())
     out += key + ": ";
   out += message;
-  if (!valid.empty())
-    out += fmt::format(" (valid: {})", valid);
+  if (!valid.empty()) {
+    out += " (valid: ";
+    out += valid;
+    out += ')';
+  }
   return out;
 }
 } // namespace

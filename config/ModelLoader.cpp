@@ -1,6 +1,7 @@
 #include "config/ModelLoader.hpp"
 
 #include "config/DataDir.hpp"
+#include "config/FileMemo.hpp"
 #include "config/InputError.hpp"
 
 #include <fmt/format.h>
@@ -89,11 +90,14 @@ ModelSpec load_model_zoo(const std::string& name_or_path)
       throw InputError(model_zoo_dir(), 0, 0, "model", fmt::format("unknown model '{}'", name_or_path), valid);
     }
   }
-  YamlMap map(load_yaml_file(path), path, "");
-  ModelSpec m = load_model_yaml(map);
-  if (zoo_name && m.name != name_or_path)
-    map.fail("name", fmt::format("'{}' differs from the file name", m.name), name_or_path);
-  return m;
+  static FileMemo<ModelSpec> memo; // keyed by the name too: the name check below depends on it
+  return memo.get(name_or_path + '\n' + path, path, [&] {
+    YamlMap map(load_yaml_file(path), path, "");
+    ModelSpec m = load_model_yaml(map);
+    if (zoo_name && m.name != name_or_path)
+      map.fail("name", fmt::format("'{}' differs from the file name", m.name), name_or_path);
+    return m;
+  });
 }
 
 ModelSpec load_model_yaml(YamlMap& map)

@@ -1,6 +1,7 @@
 #include "config/NetworkFactsLoader.hpp"
 
 #include "config/DataDir.hpp"
+#include "config/FileMemo.hpp"
 #include "config/YamlMap.hpp"
 
 #include <fmt/format.h>
@@ -58,11 +59,8 @@ models::NetworkFacts::HtChunks ht_chunks(YamlMap& root, models::NetworkFacts& f)
   return c;
 }
 
-} // namespace
-
-models::NetworkFacts load_network_facts(const std::string& name_or_path)
+models::NetworkFacts parse_network_facts(const std::string& path)
 {
-  const std::string path = resolve_data_file("hwprofiles/network", name_or_path);
   YamlMap root(load_yaml_file(path), path, "");
   models::NetworkFacts f;
   f.name = root.get_string("name");
@@ -78,6 +76,15 @@ models::NetworkFacts load_network_facts(const std::string& name_or_path)
   f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
   root.finish();
   return f;
+}
+
+} // namespace
+
+models::NetworkFacts load_network_facts(const std::string& name_or_path)
+{
+  const std::string path = resolve_data_file("hwprofiles/network", name_or_path);
+  static FileMemo<models::NetworkFacts> memo;
+  return memo.get(path, path, [&] { return parse_network_facts(path); });
 }
 
 } // namespace dbosim

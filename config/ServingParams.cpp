@@ -2,6 +2,7 @@
  * scheduler and KV cache (named as vLLM's engine arguments), the step-time cache, and the `sweep:` section. */
 #include "config/InputError.hpp"
 #include "config/ParamHelpers.hpp"
+#include "config/SweepAxes.hpp"
 
 #include <fmt/format.h>
 
@@ -19,24 +20,7 @@ using params::int_param;
  *  applied by `dbosim sweep` to a copy of the file; here only the shape is checked. */
 void read_sweep(YamlMap& root, const std::string& leaf, Scenario& s)
 {
-  YAML::Node node = root.raw(leaf);
-  if (!node.IsMap() || node.size() == 0)
-    root.fail(leaf, "must be a mapping of parameter keys to lists of values",
-              "{parallel.ep: [8, 16], workload.max_concurrency: [1, 64]}");
-  YamlMap axes = root.get_map(leaf);
-  for (const std::string& key : axes.keys()) {
-    YAML::Node values = axes.raw(key);
-    if (!values.IsSequence() || values.size() == 0)
-      axes.fail(key, "a sweep axis needs a non-empty list of values", "[v1, v2, ...]");
-    const std::size_t width = std::count(key.begin(), key.end(), ',') + 1;
-    for (const YAML::Node& v : values) {
-      if (width == 1 && !v.IsScalar())
-        axes.fail_at(v, key, "each value of a single-key axis must be a scalar");
-      if (width > 1 && (!v.IsSequence() || v.size() != width))
-        axes.fail_at(v, key, fmt::format("each value of a {}-key axis must be a list of {} scalars", width, width));
-    }
-  }
-  s.sweep_axes = static_cast<int>(axes.keys().size());
+  s.sweep_axes = static_cast<int>(parse_sweep_axes(root, leaf).size());
 }
 } // namespace
 

@@ -26,7 +26,4 @@ std::string point_yaml(const PlanSpec& spec, const PlanPoint& point);
 /** @brief A scenario file for `dbosim sweep` that runs exactly `points` (one zipped axis of every key), in order. */
 std::string shard_sweep_yaml(const PlanSpec& spec, const std::vector<PlanPoint>& points);
 
-/** @brief Makes model:, hardware: and workload.trace: paths of `node` absolute, relative to `dir`. */
-void absolutize_paths(YAML::Node node, const std::string& dir);
-
 } // namespace dbosim::plan

@@ -81,30 +81,6 @@ void read_plan_section(YamlMap plan, PlanSpec& spec)
   plan.finish();
 }
 
-std::vector<PlanAxis> read_axes(const YAML::Node& sweep)
-{
-  std::vector<PlanAxis> axes;
-  for (const auto& kv : sweep) {
-    PlanAxis a;
-    a.line = kv.first.Mark().line + 1;
-    a.col  = kv.first.Mark().column + 1;
-    std::stringstream ss(kv.first.as<std::string>());
-    for (std::string k; std::getline(ss, k, ',');)
-      a.keys.push_back(k.substr(k.find_first_not_of(' ')));
-    for (const YAML::Node& v : kv.second) {
-      std::vector<YAML::Node> tuple;
-      if (a.keys.size() == 1)
-        tuple.push_back(v);
-      else
-        for (const YAML::Node& e : v)
-          tuple.push_back(e);
-      a.values.push_back(tuple);
-    }
-    axes.push_back(a);
-  }
-  return axes;
-}
-
 } // namespace
 
 PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
@@ -130,7 +106,7 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
   } catch (const InputError& e) {
     rethrow_for(e, copy, path);
   }
-  spec.axes = read_axes(root["sweep"]);
+  spec.axes = parse_sweep_axes(top, "sweep");
   spec.base = YAML::Clone(root);
   spec.base.remove("plan");
   spec.base.remove("sweep");

@@ -2,6 +2,8 @@
  * section (the demand and the SLOs). Read through config/YamlMap and the scenario loader, so a bad plan gets the same
  * file:line:col errors as a bad scenario. */
 #pragma once
+#include "config/SweepAxes.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <string>
@@ -16,11 +18,7 @@ struct Slo {
 };
 
 /** @brief One axis of the search space: one key, or comma-joined keys whose values are zipped. */
-struct PlanAxis {
-  std::vector<std::string> keys;
-  std::vector<std::vector<YAML::Node>> values; ///< per value: one node per key
-  int line = 0, col = 0;                       ///< where the axis is in the plan file (1-based)
-};
+using PlanAxis = SweepAxis;
 
 struct PlanSpec {
   std::string file;

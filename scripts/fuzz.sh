@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target long (default 1,000,000 inputs each) from the shipped files as seeds and prints
-# inputs tried and crashes per target. Crashing inputs are left in out/fuzz/<target>/ : copy each into
-# fuzz/regressions/<target>/ once fixed, so the test suite replays it. Usage: scripts/fuzz.sh [RUNS]
+# Runs every libFuzzer target (fuzz/targets.txt) long (default 1,000,000 inputs each) from the shipped files as seeds
+# and prints inputs tried and crashes per target. Crashing inputs are left in out/fuzz/<target>/ : copy each into
+# fuzz/regressions/<target>/ once fixed, so the test suite replays it.
+# Usage: scripts/fuzz.sh [RUNS [TARGET...]]   (FUZZ_SETUP=0 skips scripts/setup.sh; FUZZ_MAX_SECONDS=N stops each
+# target after N seconds even if RUNS were not reached)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
-scripts/setup.sh
+shift || true
+[ "${FUZZ_SETUP:-1}" = 0 ] || scripts/setup.sh
+declare -A seeds
+names=()
+while read -r name dirs; do
+  seeds[$name]=$dirs
+  names+=("$name")
+done < <(grep -E '^[a-z]' fuzz/targets.txt)
+[ $# -eq 0 ] || names=("$@")
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_ENABLE_CUDA=OFF \
   -DDBO_BENCHMARKS=OFF >/dev/null
-targets=(scenario:scenarios hwprofile:hwprofiles model_yaml:models/zoo hf_config:tests/data)
-cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]%%:*}")
-printf '%-12s %12s %8s\n' target inputs crashes
-for entry in "${targets[@]}"; do
-  name=${entry%%:*} seeds=${entry#*:}
+cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${names[@]}")
+printf '%-18s %12s %8s\n' target inputs crashes
+for name in "${names[@]}"; do
+  [ -n "${seeds[$name]:-}" ] || { echo "unknown fuzz target $name (see fuzz/targets.txt)"; exit 2; }
   mkdir -p "out/fuzz/$name/corpus"
   log="out/fuzz/$name/log.txt"
-  build-fuzz/fuzz/fuzz_$name -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="out/fuzz/$name/" "out/fuzz/$name/corpus" "$seeds" >"$log" 2>&1 || true
+  # shellcheck disable=SC2086 # the seed folders are words
+  build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" \
+    "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  crashes=$(ls "out/fuzz/$name"/crash-* "out/fuzz/$name"/leak-* "out/fuzz/$name"/timeout-* 2>/dev/null | wc -l)
-  printf '%-12s %12s %8s\n' "$name" "${inputs:-?}" "$crashes"
+  crashes=$(find "out/fuzz/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o \
+    -name 'oom-*' \) | wc -l) # not ls: with pipefail, no match would end the script
+  printf '%-18s %12s %8s\n' "$name" "${inputs:-?}" "$crashes"
 done

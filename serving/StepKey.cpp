@@ -18,6 +18,17 @@ namespace {
 /** Point j of octave 2^k on a grid of `per` points per octave: 2^k (1 + j / per), integer. */
 long grid_point(int k, int j, int per) { return (1L << k) + ((1L << k) * j) / per; }
 
+/** The smallest grid point >= n (n > 2^k), on the octaves from 2^k up. */
+int grid_ceil(int n, int k, int per)
+{
+  while ((2L << k) < n)
+    ++k;
+  for (int j = 0; j <= per; ++j)
+    if (grid_point(k, j, per) >= n)
+      return static_cast<int>(grid_point(k, j, per));
+  return static_cast<int>(2L << k);
+}
+
 } // namespace
 
 int Buckets::tokens(int n) const
@@ -30,26 +41,14 @@ int Buckets::tokens(int n) const
     return (n + 7) / 8 * 8;
   if (n <= 512)
     return (n + 15) / 16 * 16;
-  int k = 9;
-  while ((2L << k) < n)
-    ++k;
-  for (int j = 0; j <= token_per_octave; ++j)
-    if (grid_point(k, j, token_per_octave) >= n)
-      return static_cast<int>(grid_point(k, j, token_per_octave));
-  return static_cast<int>(2L << k);
+  return grid_ceil(n, 9, token_per_octave);
 }
 
 int Buckets::batch(int n) const
 {
   if (n <= 16)
     return std::max(n, 0);
-  int k = 4;
-  while ((2L << k) < n)
-    ++k;
-  for (int j = 0; j <= token_per_octave; ++j)
-    if (grid_point(k, j, token_per_octave) >= n)
-      return static_cast<int>(grid_point(k, j, token_per_octave));
-  return static_cast<int>(2L << k);
+  return grid_ceil(n, 4, token_per_octave);
 }
 
 int Buckets::context(int n) const

@@ -1,6 +1,8 @@
 /* The models-backed cost source: kept apart so that code which only replays synthetic plans does not link models. */
 #include "sim/StepPlanBuilder.hpp"
 
+#include "models/CostGuards.hpp"
+
 namespace dbosim::sim {
 
 CostSource model_cost_source(const Scenario& sc)
@@ -9,11 +11,22 @@ CostSource model_cost_source(const Scenario& sc)
   const Scenario* s = &sc;
   return CostSource{
       [s](const models::StepShape& shape, bool moe, int comm_sms) {
-        return models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
+        models::LayerCosts costs =
+            models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
+        models::check_layer_bounds(costs, s->hw); // no op faster than the peak, no D/C above the fastest link
+        return costs;
       },
-      [s](const models::OpCost& op, int sms) { return models::duration_on_sms_us(s->hw, op, sms); },
+      [s](const models::OpCost& op, int sms) {
+        models::OpCost partitioned = op;
+        partitioned.duration_us    = models::duration_on_sms_us(s->hw, op, sms);
+        models::check_op_bounds(partitioned, s->hw);
+        return partitioned.duration_us;
+      },
       [s](const models::StepShape& shape) {
-        return models::routed_mlp_cost(s->model, s->hw, s->parallel, shape, s->cluster.routing.redundant_experts);
+        models::OpCost mlp =
+            models::routed_mlp_cost(s->model, s->hw, s->parallel, shape, s->cluster.routing.redundant_experts);
+        models::check_op_bounds(mlp, s->hw);
+        return mlp;
       },
   };
 }

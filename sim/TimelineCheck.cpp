@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace dbosim::sim {
 
@@ -49,6 +50,23 @@ std::vector<std::string> timeline_violations(const Schedule& sched, const Timeli
   }
   if (std::abs(tl.step_time() - last) > tol_us)
     out.push_back(fmt::format("step time {} is not the last op's end {}", tl.step_time(), last));
+  return out;
+}
+
+std::vector<std::string> duration_violations(const Schedule& sched, const Timeline& tl, double tol_us)
+{
+  if (tl.ops.size() != sched.num_ops())
+    return {fmt::format("timeline has {} ops, schedule {}", tl.ops.size(), sched.num_ops())};
+  std::vector<std::string> out;
+  for (OpVertex v = 0; v < sched.num_ops(); ++v) {
+    const Op& op       = sched.graph[v];
+    const OpRecord& r  = tl.ops[v];
+    const double floor = std::min(op.duration_us, op.partitioned_duration_us);
+    const double ran   = r.end_us - r.start_us;
+    if (!std::isfinite(r.start_us) || !std::isfinite(r.end_us) || ran < floor * (1 - 1e-9) - tol_us)
+      out.push_back(fmt::format("{} ran {} us ({} .. {}), faster than its cost {} us", op_label(sched, v), ran,
+                                r.start_us, r.end_us, floor));
+  }
   return out;
 }
 

@@ -90,7 +90,7 @@ TEST_CASE("calib::ResultsStore: append, reopen, torn last line, corrupt middle l
     text.insert(text.find('\n') + 1, "{not json}\n");
     std::ofstream(path, std::ios::trunc) << text;
   }
-  CHECK_THROWS_WITH(ResultsStore(path), Catch::Contains(":2: corrupt raw-results record"));
+  CHECK_THROWS_WITH(ResultsStore(path), Catch::Contains(":2:1: record: corrupt raw-results record"));
 }
 
 TEST_CASE("calib::write_file_atomically: replaces the whole file", "[quick]")

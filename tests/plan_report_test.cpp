@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -87,4 +88,29 @@ TEST_CASE("plan: mpirun -np 2 writes the same points.csv as one process", "[slow
   CHECK(one == two);
   // Both ranks ran points: rank 1's share is in its own folder.
   CHECK(read(dir.path() + "/mpi/ranks/1/shard.yaml").find("sweep:") != std::string::npos);
+}
+
+TEST_CASE("plan: -j 1 and -j 2 write byte-identical outputs", "[slow][plan]")
+{
+  // Every file the plan writes (points.csv, the reports, each point's scenario, summary and request table), except
+  // the logs, which carry wall-clock times.
+  TempDir dir;
+  const std::string exe = DBOSIM_BINARY;
+  for (const char* j : {"1", "2"})
+    REQUIRE(sh(exe + " plan " + kPlan + " -j " + j + " --out " + dir.path() + "/j" + j + " > " + dir.path() + "/j" + j +
+               ".log 2>&1") == 0);
+  namespace fs = std::filesystem;
+  int compared = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() + "/j1")) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.ends_with(".log") || name == "log.txt")
+      continue;
+    const std::string rel = fs::relative(e.path(), dir.path() + "/j1").string();
+    INFO(rel);
+    REQUIRE(fs::exists(dir.path() + "/j2/" + rel));
+    CHECK(read(e.path().string()) == read(dir.path() + "/j2/" + rel));
+    ++compared;
+  }
+  CHECK(compared >= 4 + 3); // at least the 4 points' summaries, points.csv and both reports
+  CHECK(read(dir.path() + "/j1/points.csv").find(",failed") == std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 
 namespace dbosim::validate {
 
@@ -144,12 +145,19 @@ CaseResult run_case(YamlMap& m)
   r.tolerance_pct          = m.get_double("tolerance_pct", 0.1, 1000);
   m.get_string("tolerance_basis"); // required: why this tolerance
   r.source = m.get_string("source");
-  if (pred == "all_to_all")
-    r.predicted = predict_all_to_all(m, metric);
-  else if (pred == "gemm")
-    r.predicted = predict_gemm(m, metric);
-  else
-    r.predicted = predict_attention(m, metric);
+  try {
+    if (pred == "all_to_all")
+      r.predicted = predict_all_to_all(m, metric);
+    else if (pred == "gemm")
+      r.predicted = predict_gemm(m, metric);
+    else
+      r.predicted = predict_attention(m, metric);
+  } catch (const std::invalid_argument& e) { // the cost models' own check of a layout or shape (ep=80 on 256 experts)
+    const YAML::Mark at = m.node().Mark();
+    throw InputError(m.file(), at.line + 1, at.column + 1, m.prefix(),
+                     std::string("the case's layout or shape does not fit its model: ") + e.what(),
+                     "a layout and step shape the model accepts");
+  }
   m.allow({"note"});
   m.finish();
   return r;
@@ -175,6 +183,8 @@ std::vector<CaseResult> run_reference_cases(const std::string& dir)
       top.fail("cases", "must be a non-empty list of cases");
     top.allow({"defaults"});
     const YAML::Node defaults = root["defaults"];
+    if (defaults && !defaults.IsNull())
+      YamlMap(defaults, f, "defaults"); // a mapping with plain, unique keys, else an InputError
     for (std::size_t i = 0; i < list.size(); ++i) {
       YAML::Node c = YAML::Clone(list[i]);
       if (!c.IsMap())

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -42,11 +43,11 @@ double to_double(const std::string& path, int line, const std::string& key, cons
   try {
     std::size_t used = 0;
     const double v   = std::stod(s, &used);
-    if (used == s.size() && v >= 0)
+    if (used == s.size() && v >= 0 && std::isfinite(v))
       return v;
   } catch (const std::exception&) {
   }
-  throw InputError(path, line, 0, key, "'" + s + "' is not a non-negative number");
+  throw InputError(path, line, 0, key, "'" + s + "' is not a finite non-negative number");
 }
 
 std::vector<TraceKernel> read_csv(const std::string& path, std::istream& in)
@@ -84,6 +85,16 @@ std::vector<TraceKernel> read_csv(const std::string& path, std::istream& in)
   return out;
 }
 
+/** e[key] as a string ("" when absent); another type is an InputError naming the key. */
+std::string text_field(const std::string& path, const nlohmann::json& e, const char* key)
+{
+  if (!e.contains(key))
+    return "";
+  if (!e[key].is_string())
+    throw InputError(path, 0, 0, std::string("traceEvents.") + key, "not a string: " + e.dump());
+  return e[key].get<std::string>();
+}
+
 std::vector<TraceKernel> read_chrome(const std::string& path, std::istream& in)
 {
   nlohmann::json doc;
@@ -101,22 +112,24 @@ std::vector<TraceKernel> read_chrome(const std::string& path, std::istream& in)
     throw InputError(path, 0, 0, "traceEvents", "a trace is an object with traceEvents or an array of events");
   std::vector<TraceKernel> out;
   for (const auto& e : *events) {
-    if (!e.is_object() || e.value("ph", "") != "X")
+    if (!e.is_object() || text_field(path, e, "ph") != "X")
       continue;
     if (!e.contains("ts") || !e.contains("dur") || !e["ts"].is_number() || !e["dur"].is_number())
       throw InputError(path, 0, 0, "traceEvents", "an X event without numeric ts and dur: " + e.dump());
     TraceKernel k;
-    k.name     = e.value("name", "");
-    k.cat      = e.value("cat", "");
+    k.name     = text_field(path, e, "name");
+    k.cat      = text_field(path, e, "cat");
     k.start_us = e["ts"].get<double>();
     k.dur_us   = e["dur"].get<double>();
+    if (!(k.dur_us >= 0))
+      throw InputError(path, 0, 0, "traceEvents.dur", "a negative duration: " + e.dump());
     k.stream   = e.contains("tid") ? e["tid"].dump() : "";
     if (e.contains("args") && e["args"].is_object()) {
       const auto& a = e["args"];
       if (a.contains("stream"))
         k.stream = a["stream"].dump();
-      k.cls   = a.value("cls", "");
-      k.phase = a.value("phase", "");
+      k.cls   = text_field(path, a, "cls");
+      k.phase = text_field(path, a, "phase");
     }
     out.push_back(k);
   }

@@ -1,0 +1,41 @@
+/* dbosim — the `sweep:` section, shared by `dbosim sweep` and `dbosim plan`: axes (one dotted key, or comma-joined
+ * keys whose values are zipped), their cartesian product (first axis slowest) and the point files they make. */
+#pragma once
+#include "config/YamlMap.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dbosim {
+
+/** @brief One axis of a sweep. */
+struct SweepAxis {
+  std::vector<std::string> keys;               ///< "parallel.ep", or zipped keys {"parallel.ep", "parallel.dp"}
+  std::vector<std::vector<YAML::Node>> values; ///< per value: one node per key
+  int line = 0, col = 0;                       ///< where the axis is in the file (1-based)
+};
+
+/** @brief The most points a sweep may have (each point is a whole simulation, a serving one in a plan). */
+constexpr std::size_t max_sweep_points = 4096;
+
+/** @brief Reads and checks `root`'s `leaf` (normally "sweep"): a non-empty mapping of keys to non-empty lists of
+ *  values; no empty key in a comma list; a dotted key's section not a plain value; a single-key axis's values
+ *  scalars, a k-key axis's values lists of k; at most max_sweep_points points. @throws InputError located at the
+ *  offending key or value. */
+std::vector<SweepAxis> parse_sweep_axes(YamlMap& root, const std::string& leaf);
+
+/** @brief The value index on each axis of every point, first axis slowest. */
+std::vector<std::vector<std::size_t>> sweep_point_indices(const std::vector<SweepAxis>& axes);
+
+/** @brief Sets `key` ("section.leaf" or "leaf") of `node` to a copy of `value`. */
+void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value);
+
+/** @brief Makes model:, hardware: and workload.trace: paths of `node` absolute, relative to `dir` (a point file
+ *  lives elsewhere than the file it came from). */
+void absolutize_paths(YAML::Node node, const std::string& dir);
+
+/** @brief `value` (a model: or hardware: path, else unchanged) made absolute relative to `dir`. */
+YAML::Node absolutized(const std::string& key, const YAML::Node& value, const std::string& dir);
+
+} // namespace dbosim

@@ -1,0 +1,13 @@
+/* libFuzzer target: an imported measured trace, profile-data kernel CSV (`dbosim validate --trace`). */
+#include "config/InputError.hpp"
+#include "fuzz/FuzzInput.hpp"
+#include "validate/TraceImport.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+  try {
+    dbosim::validate::compare_traces(dbosim::fuzz::input_file(data, size, ".csv"), "");
+  } catch (const dbosim::InputError&) {
+  }
+  return 0;
+}
