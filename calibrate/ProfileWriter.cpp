@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 namespace dbosim::calib {
@@ -33,6 +34,16 @@ void list(YAML::Emitter& out, const std::string& key, const std::vector<double>&
   for (double x : v)
     out << sig(x, digits);
   out << YAML::EndSeq;
+}
+
+/** The `family:` and flow-style `dims:` keys that open a measured or SM table entry. */
+void family_and_dims(YAML::Emitter& out, const std::string& family, const std::map<std::string, int>& dims)
+{
+  out << YAML::Key << "family" << YAML::Value << family;
+  out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [k, v] : dims)
+    out << YAML::Key << k << YAML::Value << v;
+  out << YAML::EndMap;
 }
 
 std::string env(const FittedProfile& fit, const char* key)
@@ -146,11 +157,7 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     out << YAML::Key << "sm_tables" << YAML::Value << YAML::BeginSeq;
     for (const auto& t : fit.sm_tables) {
       out << YAML::BeginMap;
-      out << YAML::Key << "family" << YAML::Value << t.family;
-      out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      for (const auto& [k, v] : t.dims)
-        out << YAML::Key << k << YAML::Value << v;
-      out << YAML::EndMap;
+      family_and_dims(out, t.family, t.dims);
       out << YAML::Key << "sms" << YAML::Value << t.sms;
       list(out, "tokens", t.tokens, 9);
       list(out, "speed", t.speed, 3);
@@ -178,11 +185,7 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
       if (std::find(opt.skip_families.begin(), opt.skip_families.end(), t.family) != opt.skip_families.end())
         continue;
       out << YAML::BeginMap;
-      out << YAML::Key << "family" << YAML::Value << t.family;
-      out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginMap;
-      for (const auto& [k, v] : t.dims)
-        out << YAML::Key << k << YAML::Value << v;
-      out << YAML::EndMap;
+      family_and_dims(out, t.family, t.dims);
       list(out, "tokens", t.tokens, 9);
       list(out, "us", t.us, 4);
       out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << t.source;
