@@ -179,6 +179,17 @@ void read_comm_kernel(YamlMap& root, HwProfile& hw)
   ck.finish();
 }
 
+/** @brief A table entry's `dims:` map (positive integers, e.g. {k, n}). */
+std::map<std::string, int> read_dims(YamlMap& entry)
+{
+  std::map<std::string, int> out;
+  YamlMap dims = entry.get_map("dims");
+  for (const auto& key : dims.keys())
+    out[key] = dims.get_int(key, 1, 1L << 30);
+  dims.finish();
+  return out;
+}
+
 void read_tables(YamlMap& root, HwProfile& hw)
 {
   if (!root.has("tables"))
@@ -190,10 +201,7 @@ void read_tables(YamlMap& root, HwProfile& hw)
     YamlMap t(list[i], root.file(), fmt::format("tables[{}]", i));
     models::OpTable table;
     table.family = t.get_string("family");
-    YamlMap dims = t.get_map("dims");
-    for (const auto& key : dims.keys())
-      table.dims[key] = dims.get_int(key, 1, 1L << 30);
-    dims.finish();
+    table.dims   = read_dims(t);
     table.us_by_tokens = read_curve(t, "tokens", "us", 0.0, 1e9, 1.0);
     if (table.us_by_tokens.x.front() < 1)
       t.fail("tokens", "tokens must be >= 1");
@@ -214,10 +222,7 @@ void read_sm_tables(YamlMap& root, HwProfile& hw)
     YamlMap t(list[i], root.file(), fmt::format("sm_tables[{}]", i));
     models::SmTable table;
     table.family = t.get_string("family");
-    YamlMap dims = t.get_map("dims");
-    for (const auto& key : dims.keys())
-      table.dims[key] = dims.get_int(key, 1, 1L << 30);
-    dims.finish();
+    table.dims   = read_dims(t);
     table.sms             = t.get_int("sms", 1, hw.sm_count);
     table.speed_by_tokens = read_curve(t, "tokens", "speed", 1e-3, 2.0, 1.0);
     if (table.speed_by_tokens.x.front() < 1)
