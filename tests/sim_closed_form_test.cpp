@@ -58,6 +58,18 @@ const OpRecord& find(const Run& r, OpKind k, int layer, int ub)
   return r.tl.ops[0];
 }
 
+/** The 2-layer hand DBO plan with 20 SMs held by comm: every compute op runs 1.5x longer on its partition. */
+StepPlan partitioned_dbo_plan()
+{
+  StepPlan plan = synthetic_plan("dbo", 1, 0, 2, hand_durations());
+  for (UbatchCosts& u : plan.ubatches)
+    for (OpSpec& op : u.moe)
+      op.partitioned_duration_us = op.duration_us * 1.5;
+  plan.gpu.comm_sms      = 20;
+  plan.gpu.comm_uses_sms = true;
+  return plan;
+}
+
 } // namespace
 
 TEST_CASE("sim::closed form: serial is the sum of its ops", "[quick]")
@@ -230,12 +242,7 @@ TEST_CASE("sim::closed form: whole-SM comm kernels do not wait for compute insid
 {
   // The DBO partition case above with comm_needs_whole_sms set: the comm side has its own SMs, so D1 still starts
   // at the end of A1_1 and runs its 30 µs while A0_0 runs beside it (same numbers as without the flag).
-  StepPlan plan = synthetic_plan("dbo", 1, 0, 2, hand_durations());
-  for (UbatchCosts& u : plan.ubatches)
-    for (OpSpec& op : u.moe)
-      op.partitioned_duration_us = op.duration_us * 1.5;
-  plan.gpu.comm_sms             = 20;
-  plan.gpu.comm_uses_sms        = true;
+  StepPlan plan                 = partitioned_dbo_plan();
   plan.gpu.comm_needs_whole_sms = true;
   Run r                         = replay(plan);
   const OpRecord& a1            = find(r, OpKind::A1, 0, 1);
@@ -248,13 +255,7 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
 {
   // DBO with 20 of 132 SMs held by comm; every compute op's partitioned duration is 1.5x its full-GPU one, and the
   // partition applies for the whole step (it is set for the DBO region), comm runs at its fabric time.
-  StepPlan plan = synthetic_plan("dbo", 1, 0, 2, hand_durations());
-  for (UbatchCosts& u : plan.ubatches)
-    for (OpSpec& op : u.moe)
-      op.partitioned_duration_us = op.duration_us * 1.5;
-  plan.gpu.comm_sms      = 20;
-  plan.gpu.comm_uses_sms = true;
-  Run r                  = replay(plan);
+  Run r = replay(partitioned_dbo_plan());
   const OpRecord& a0     = find(r, OpKind::A0, 0, 1);
   CHECK(a0.end_us - a0.start_us == Approx(15).margin(tol_us));
   const OpRecord& d1 = find(r, OpKind::D, 0, 1);
