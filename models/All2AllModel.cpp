@@ -141,7 +141,8 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     // and writes one BF16 row per home token.
     const double tokens = home_tokens_x_k / ctx.model->top_k;
     const double pass   = tr ? rall + tokens * combine_bytes_per_copy(*ctx.model) : 2 * rall;
-    c.duration_us       = lat + hbm_us(pass, *ctx.hw) + std::max(t_nvl, t_rdma);
+    c.recv_us           = hbm_us(pass, *ctx.hw);
+    c.duration_us       = lat + c.recv_us + std::max(t_nvl, t_rdma);
     c.reported_bytes    = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
     c.bottleneck        = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }

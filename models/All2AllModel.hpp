@@ -30,7 +30,11 @@ struct RankComm {
   double nvlink_bytes   = 0; ///< max(sent, received) over NVLink
   double rdma_bytes     = 0; ///< max(sent, received) over its NIC
   double reported_bytes = 0; ///< the bytes DeepEP's own benchmark divides by the time (its "bandwidth" figure)
-  std::string bottleneck;    ///< "nvlink", "rdma" or "latency"
+  /** The receive kernel's part of duration_us: DeepEP low-latency's recv phase (wait, then the HBM pass that unpacks
+   *  dispatch or reduces combine), which return_recv_hook runs as a kernel of its own; the rest (send phase, wire,
+   *  fences) is in flight with no SMs held. 0 for the backends whose kernel holds its SMs throughout. */
+  double recv_us = 0;
+  std::string bottleneck; ///< "nvlink", "rdma" or "latency"
 };
 
 using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx);

@@ -62,6 +62,7 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.kind        = kind;
   c.bytes       = w.reported_bytes;
   c.duration_us = w.duration_us;
+  c.recv_us     = w.recv_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
   c.method = fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "

@@ -28,6 +28,10 @@ std::string op_name(OpKind k)
     return "S";
   case OpKind::C:
     return "C";
+  case OpKind::D_recv:
+    return "D_recv";
+  case OpKind::C_recv:
+    return "C_recv";
   }
   return "?";
 }

@@ -11,8 +11,10 @@
 
 namespace dbosim::models {
 
-/** @brief Ops of one layer, DeepSeek naming. Dense layers use MLP for their dense FFN and have no D/C. */
-enum class OpKind { A0, A1, D, MLP, S, C };
+/** @brief Ops of one layer, DeepSeek naming. Dense layers use MLP for their dense FFN and have no D/C.
+ *  D_recv and C_recv are the receive halves of D and C when they run as a recv hook (DeepEP low-latency with
+ *  return_recv_hook under DBO): the engine's ops only; a layer's costs never list them. */
+enum class OpKind { A0, A1, D, MLP, S, C, D_recv, C_recv };
 std::string op_name(OpKind k);
 
 /** @brief What limits an op's duration. */
@@ -25,9 +27,9 @@ std::string backend_name(All2AllBackend b);
 
 /** @brief Parallel layout of the deployment, as the cost models need it. */
 struct ParallelSpec {
-  int dp = 1;
-  int ep = 1;
-  int tp = 1;
+  int dp                 = 1;
+  int ep                 = 1;
+  int tp                 = 1;
   All2AllBackend backend = All2AllBackend::deepep_low_latency;
 };
 
@@ -49,16 +51,18 @@ struct OpKernelPart {
 };
 
 struct OpCost {
-  OpKind kind = OpKind::A0;
-  double flops       = 0; ///< floating-point operations
-  double bytes       = 0; ///< compute ops: HBM bytes (weights + activations + KV); D/C: the bytes DeepEP's (or
-                          ///< NCCL's) benchmark divides by the time (All2AllModel RankComm::reported_bytes)
+  OpKind kind  = OpKind::A0;
+  double flops = 0;        ///< floating-point operations
+  double bytes = 0;        ///< compute ops: HBM bytes (weights + activations + KV); D/C: the bytes DeepEP's (or
+                           ///< NCCL's) benchmark divides by the time (All2AllModel RankComm::reported_bytes)
   double weight_bytes = 0; ///< the part of `bytes` that is weights (read again by every micro-batch)
-  double duration_us = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
-  Bound bound = Bound::compute;
-  std::string sm_family; ///< HwProfile::sm_scaling key for compute ops ("gemm", "grouped_gemm", "attention"); empty for D/C
-  std::string method;    ///< how duration_us was obtained (table name, roofline terms, link), for --explain
-  int kernels = 1;       ///< kernel launches the op issues (each costs the host a launch)
+  double duration_us  = 0; ///< on the whole GPU (compute ops) or alone on the fabric (D/C)
+  Bound bound         = Bound::compute;
+  std::string
+      sm_family; ///< HwProfile::sm_scaling key for compute ops ("gemm", "grouped_gemm", "attention"); empty for D/C
+  std::string method; ///< how duration_us was obtained (table name, roofline terms, link), for --explain
+  int kernels    = 1; ///< kernel launches the op issues (each costs the host a launch)
+  double recv_us = 0; ///< D/C: the receive kernel's part of duration_us (DeepEP low-latency); 0 = not separable
   std::vector<OpKernelPart> parts; ///< compute ops: their kernels, summing to duration_us; empty for D/C
 };
 

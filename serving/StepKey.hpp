@@ -10,6 +10,7 @@
  *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill). */
 #pragma once
 #include "models/OpCost.hpp"
+#include "sim/Op.hpp"
 
 #include <array>
 #include <compare>
@@ -31,9 +32,9 @@ struct StepTime {
   double step_us         = 0;
   double exposed_comm_us = 0;
   double overlap_us      = 0;
-  int ubatches           = 1;        ///< 2: DBO split the step
-  bool cuda_graph        = false;    ///< the step replays a full CUDA graph
-  std::array<double, 6> per_op_us{}; ///< A0 A1 D MLP S C totals
+  int ubatches           = 1;                        ///< 2: DBO split the step
+  bool cuda_graph        = false;                    ///< the step replays a full CUDA graph
+  std::array<double, sim::num_op_kinds> per_op_us{}; ///< per op kind (sim::op_kind_name) totals
 };
 
 struct Buckets {

@@ -44,16 +44,18 @@ ClusterEngine::ClusterEngine(const Schedule& sched, const std::vector<StepPlan>&
   if (plans.empty())
     throw InternalError("ClusterEngine: at least one rank class");
   for (const StepPlan& p : plans) {
-    std::vector<double> stream_us(sched.num_ops());
+    std::vector<double> stream_us(sched.num_ops()), flight_us(sched.num_ops());
     for (OpVertex v = 0; v < sched.num_ops(); ++v) {
       const Op& op = sched.graph[v];
       const OpSpec* spec =
           op.ubatch < p.num_ubatches() ? p.ubatches[op.ubatch].find(p.moe_layer(op.layer), op.kind) : nullptr;
-      if (!spec || p.num_layers != sched.num_layers)
-        throw InternalError("ClusterEngine: a rank class's plan lacks an op of the schedule");
+      if (!spec || p.num_layers != sched.num_layers || (spec->flight_us > 0) != (op.flight_us > 0))
+        throw InternalError("ClusterEngine: a rank class's plan lacks an op of the schedule (or its recv hook)");
       stream_us[v] = stream_duration_us(*spec, p);
+      flight_us[v] = spec->flight_us;
     }
     stream_us_.push_back(std::move(stream_us));
+    flight_us_.push_back(std::move(flight_us));
   }
 }
 
@@ -86,7 +88,7 @@ ClusterTimeline ClusterEngine::run(int steps, const std::vector<std::string>& si
     std::vector<double> host_cost_us(n);
     for (OpVertex v = 0; v < n; ++v)
       host_cost_us[v] = costs.host_cost_us(v);
-    prepare_stream_run(*st, host_cost_us, stream_us_[c]);
+    prepare_stream_run(*st, host_cost_us, stream_us_[c], flight_us_[c]);
     ranks.push_back(std::move(st));
   }
   zone->seal();

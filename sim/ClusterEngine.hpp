@@ -46,6 +46,7 @@ private:
   /** Per class and vertex: the op's duration on its stream (partitioned when an SM partition holds, plus kernel gaps).
    */
   std::vector<std::vector<double>> stream_us_;
+  std::vector<std::vector<double>> flight_us_; ///< per class and op: a collective's flight before its recv hook
 };
 
 } // namespace dbosim::sim

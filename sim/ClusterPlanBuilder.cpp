@@ -109,10 +109,8 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
         o->duration_us             = mc.duration_us;
         o->partitioned_duration_us = mc.partitioned_us;
       }
-      if (OpSpec* o = find_op(ops, OpKind::D))
-        o->duration_us = o->partitioned_duration_us = d[r].duration_us;
-      if (OpSpec* o = find_op(ops, OpKind::C))
-        o->duration_us = o->partitioned_duration_us = c[r].duration_us;
+      set_collective_us(ops, OpKind::D, d[r].duration_us, d[r].recv_us);
+      set_collective_us(ops, OpKind::C, c[r].duration_us, c[r].recv_us);
       RankLoad& l = cp.ranks[r];
       l.expert_rows += rm.expert_rows[r];
       l.mlp_us += mc.duration_us;
@@ -130,6 +128,7 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
       for (const OpSpec& o : ub.moe) {
         key.push_back(o.duration_us);
         key.push_back(o.partitioned_duration_us);
+        key.push_back(o.flight_us);
       }
     auto [it, fresh] = class_of.emplace(std::move(key), cp.num_classes());
     if (fresh) {

@@ -46,7 +46,7 @@ ClusterTimeline ClusterEngine::replay(int steps) const
   out.classes.assign(k, Timeline{});
   std::vector<double> step_start(k, 0.0);
   std::vector<std::vector<double>> start(k, std::vector<double>(n)), end(k, std::vector<double>(n)),
-      issue(k, std::vector<double>(n));
+      issue(k, std::vector<double>(n)), done(k, std::vector<double>(n));
   for (int step = 0; step < steps; ++step) {
     for (std::size_t c = 0; c < k; ++c) {
       Timeline& tl = out.classes[c];
@@ -61,28 +61,37 @@ ClusterTimeline ClusterEngine::replay(int steps) const
       }
     }
     for (OpVertex v : order) {
-      const bool comm = is_comm_kind(g0[v].kind);
-      double coll_end = 0;
+      const bool comm   = is_comm_kind(g0[v].kind);
+      const bool flight = g0[v].flight_us > 0; // the send kernel ends alone; the data lands after its flight
+      double coll_end   = 0;
       for (std::size_t c = 0; c < k; ++c) {
         double s = issue[c][v];
-        for (auto [e, e_end] = boost::in_edges(v, g0); e != e_end; ++e)
-          s = std::max(s, end[c][boost::source(*e, g0)]); // stream predecessor or data producer
+        for (auto [e, e_end] = boost::in_edges(v, g0); e != e_end; ++e) {
+          const OpVertex u = boost::source(*e, g0);
+          s = std::max(s, g0[*e].kind == EdgeKind::data ? done[c][u] : end[c][u]); // producer / stream predecessor
+        }
         start[c][v] = s;
         end[c][v]   = s + dur[c][v];
-        coll_end    = std::max(coll_end, end[c][v]);
+        done[c][v]  = end[c][v] + flight_us_[c][v];
+        coll_end    = std::max(coll_end, done[c][v]);
       }
       for (std::size_t c = 0; c < k; ++c) {
         if (comm)
-          end[c][v] = coll_end;
-        out.classes[c].ops[v].start_us = start[c][v] - step_start[c];
-        out.classes[c].ops[v].end_us   = end[c][v] - step_start[c];
+          (flight ? done : end)[c][v] = coll_end;
+        if (!flight)
+          done[c][v] = end[c][v];
+        OpRecord& rec = out.classes[c].ops[v];
+        rec.start_us  = start[c][v] - step_start[c];
+        rec.end_us    = end[c][v] - step_start[c];
+        if (flight)
+          rec.arrive_us = done[c][v] - step_start[c];
       }
     }
     double last = 0;
     for (std::size_t c = 0; c < k; ++c) {
       double drained = step_start[c];
       for (OpVertex v = 0; v < n; ++v)
-        drained = std::max(drained, end[c][v]);
+        drained = std::max(drained, done[c][v]);
       out.classes[c].step_time_us.push_back(drained - step_start[c]);
       last          = std::max(last, drained - step_start[c]);
       step_start[c] = drained;

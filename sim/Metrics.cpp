@@ -1,5 +1,7 @@
 #include "sim/Metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace dbosim::sim {
@@ -59,21 +61,26 @@ public:
     std::map<std::string, double> path;
     bool on_gpu = true;
     OpVertex v  = last;
-    double t    = tl_.ops[last].end_us; // the walk's current time: everything after it is accounted for
+    double t    = tl_.ops[last].done_us(); // the walk's current time: everything after it is accounted for
     for (;;) {
       const OpRecord& r = tl_.ops[v];
       if (on_gpu) {
         path[op_kind_name(sched_.graph[v].kind)] += r.end_us - r.start_us;
-        add(path, "idle", t - r.end_us);
+        // Reached through the data of a collective in flight: its flight, up to its landing, is on the path.
+        const double flew = std::max(0.0, std::min(t, r.done_us()) - r.end_us);
+        if (flew > 1e-9)
+          path[fmt::format("{}_flight", op_kind_name(sched_.graph[v].kind))] += flew;
+        add(path, "idle", t - r.end_us - flew);
         t = r.start_us;
         // What made it start: the latest-ending predecessor, else the host issue.
         // Ties go to the GPU predecessor: the host was not what held the op back.
         double best = -1;
         long pred   = -1;
         for (auto [e, end] = boost::in_edges(v, sched_.graph); e != end; ++e) {
-          const OpVertex u = boost::source(*e, sched_.graph);
-          if (tl_.ops[u].end_us > best) {
-            best = tl_.ops[u].end_us;
+          const OpVertex u   = boost::source(*e, sched_.graph);
+          const double ready = sched_.graph[*e].kind == EdgeKind::data ? tl_.ops[u].done_us() : tl_.ops[u].end_us;
+          if (ready > best) {
+            best = ready;
             pred = static_cast<long>(u);
           }
         }
@@ -148,7 +155,7 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
     const Op& op                                  = g[v];
     const OpRecord& r                             = tl.ops[v];
     layer_end[static_cast<std::size_t>(op.layer)] = std::max(layer_end[static_cast<std::size_t>(op.layer)], r.end_us);
-    (is_comm_kind(op.kind) ? comm : compute).emplace_back(r.start_us, r.end_us);
+    (is_all_to_all_part(op.kind) ? comm : compute).emplace_back(r.start_us, r.done_us());
     busy[static_cast<int>(op.stream)] += r.end_us - r.start_us;
     host_busy += r.issue_us - r.host_begin_us;
     if (r.sync_end_us >= 0)
@@ -156,7 +163,7 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
     OpTotals& t = m.per_op[static_cast<int>(op.kind)];
     ++t.count;
     t.total_us += r.end_us - r.start_us;
-    if (r.end_us > tl.ops[last].end_us)
+    if (r.done_us() > tl.ops[last].done_us())
       last = v;
   }
   double prev = 0;

@@ -4,7 +4,7 @@ namespace dbosim::sim {
 
 const char* op_kind_name(OpKind k)
 {
-  static constexpr std::array<const char*, num_op_kinds> names{"A0", "A1", "D", "MLP", "S", "C"};
+  static constexpr std::array<const char*, num_op_kinds> names{"A0", "A1", "D", "MLP", "S", "C", "D_recv", "C_recv"};
   return names[static_cast<int>(k)];
 }
 

@@ -19,9 +19,14 @@ int& ScheduleBuilder::slot(int ub, int layer, OpKind k)
   return issued_[static_cast<std::size_t>((ub * plan_.num_layers + layer) * num_op_kinds + static_cast<int>(k))];
 }
 
+bool ScheduleBuilder::has(int ub, int layer, OpKind k) const
+{
+  return layer >= 0 && plan_.ubatches[ub].find(plan_.moe_layer(layer), k) != nullptr;
+}
+
 void ScheduleBuilder::add_dep(OpVertex consumer, int ub, int layer, OpKind k)
 {
-  if (layer < 0 || plan_.ubatches[ub].find(plan_.moe_layer(layer), k) == nullptr)
+  if (!has(ub, layer, k))
     return; // the producer does not exist (first layer, no shared expert, dense layer)
   int producer = slot(ub, layer, k);
   if (producer == 0)
@@ -32,6 +37,20 @@ void ScheduleBuilder::add_dep(OpVertex consumer, int ub, int layer, OpKind k)
 }
 
 void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
+{
+  issue_on_thread(k, layer, ub, s, ub);
+  if (is_comm_kind(k) && !explicit_hooks_)
+    issue_on_thread(recv_hook_of(k), layer, ub, s, ub);
+}
+
+void ScheduleBuilder::issue_recv_hook(OpKind k, int layer, int ub, StreamId s, int host_thread)
+{
+  if (!is_comm_kind(k))
+    throw InternalError(fmt::format("schedule {}: a recv hook of {}", sched_.name, op_kind_name(k)));
+  issue_on_thread(recv_hook_of(k), layer, ub, s, host_thread);
+}
+
+void ScheduleBuilder::issue_on_thread(OpKind k, int layer, int ub, StreamId s, int host_thread)
 {
   if (layer < 0 || layer >= plan_.num_layers || ub < 0 || ub >= plan_.num_ubatches())
     throw InternalError(
@@ -48,11 +67,12 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
   op.layer                   = layer;
   op.ubatch                  = ub;
   op.stream                  = s;
-  op.host_thread             = ub;
+  op.host_thread             = host_thread;
   op.issue_index             = static_cast<int>(sched_.issue_order.size());
   op.duration_us             = spec->duration_us;
   op.partitioned_duration_us = spec->partitioned_duration_us;
   op.kernels                 = spec->kernels;
+  op.flight_us               = spec->flight_us;
   op.dummy                   = plan_.ubatches[ub].real_tokens == 0;
   // add_vertex(g) then assign: the add_vertex(property, g) overload trips GCC's -Wmaybe-uninitialized under ASan.
   OpVertex v      = boost::add_vertex(sched_.graph);
@@ -61,7 +81,7 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
   switch (k) {
   case OpKind::A0:
     if (plan_.moe_layer(layer - 1)) {
-      add_dep(v, ub, layer - 1, OpKind::C);
+      add_dep(v, ub, layer - 1, has(ub, layer - 1, OpKind::C_recv) ? OpKind::C_recv : OpKind::C);
       add_dep(v, ub, layer - 1, OpKind::S);
     } else {
       add_dep(v, ub, layer - 1, OpKind::MLP);
@@ -75,10 +95,16 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
     add_dep(v, ub, layer, OpKind::A1);
     break;
   case OpKind::MLP:
-    add_dep(v, ub, layer, moe ? OpKind::D : OpKind::A1);
+    add_dep(v, ub, layer, !moe ? OpKind::A1 : has(ub, layer, OpKind::D_recv) ? OpKind::D_recv : OpKind::D);
     break;
   case OpKind::C:
     add_dep(v, ub, layer, OpKind::MLP);
+    break;
+  case OpKind::D_recv:
+    add_dep(v, ub, layer, OpKind::D);
+    break;
+  case OpKind::C_recv:
+    add_dep(v, ub, layer, OpKind::C);
     break;
   }
   auto& fifo = sched_.stream_order[static_cast<int>(s)];

@@ -37,14 +37,22 @@ struct Schedule {
 
 /** @brief Appends ops to a Schedule in issue order and derives their data dependencies:
  *  A0(L) <- C(L-1), S(L-1) (MoE) or MLP(L-1) (dense); A1 <- A0; D <- A1; MLP <- D (MoE) or A1 (dense);
- *  S <- A1; C <- MLP. A dependency must be issued before its consumer (a CUDA event wait on an unrecorded event
- *  does not wait), else InternalError. */
+ *  S <- A1; C <- MLP. With recv hooks (the plan lists D_recv/C_recv): D_recv <- D, C_recv <- C, and their
+ *  consumers read the recv hook instead (MLP <- D_recv, A0(L) <- C_recv(L-1)). A dependency must be issued before
+ *  its consumer (a CUDA event wait on an unrecorded event does not wait), else InternalError. */
 class ScheduleBuilder {
 public:
   ScheduleBuilder(const StepPlan& plan, std::string name);
   /** @brief Issues op `k` of `layer` for micro-batch `ub` on stream `s` by that micro-batch's host thread.
-   *  Ops the layer does not have (D/C on dense layers, S without shared experts) are skipped. */
+   *  Ops the layer does not have (D/C on dense layers, S without shared experts, recv hooks without hooks) are
+   *  skipped. Unless place_recv_hooks() was called, a D or C with a recv hook is followed at once by its hook. */
   void issue(OpKind k, int layer, int ub, StreamId s);
+  /** @brief The schedule places the recv hooks itself: issue_recv_hook, at the point where the other micro-batch's
+   *  thread runs them (vLLM's dbo_maybe_run_recv_hook). */
+  void place_recv_hooks() { explicit_hooks_ = true; }
+  /** @brief Issues the recv hook of collective `k` (D or C) of `layer`, micro-batch `ub`, on stream `s`, by host
+   *  thread `host_thread`; nothing when the plan has no hook for it. */
+  void issue_recv_hook(OpKind k, int layer, int ub, StreamId s, int host_thread);
   /** @brief Issues the layer's ops of `ub` in serial order (A0 A1 D MLP S C), compute ops on the compute stream and
    *  D/C on `comm_stream`. */
   void issue_serial_layer(int layer, int ub, StreamId comm_stream);
@@ -55,7 +63,10 @@ private:
   const StepPlan& plan_;
   Schedule sched_;
   std::vector<int> issued_; ///< [(ub * layers + layer) * kinds + kind] -> vertex + 1 (0 = not issued)
+  bool explicit_hooks_ = false;
   int& slot(int ub, int layer, OpKind k);
+  bool has(int ub, int layer, OpKind k) const;
+  void issue_on_thread(OpKind k, int layer, int ub, StreamId s, int host_thread);
   void add_dep(OpVertex consumer, int ub, int layer, OpKind k);
 };
 

@@ -17,6 +17,15 @@ struct UbatchCosts {
   const OpSpec* find(bool moe_layer, OpKind k) const;
 };
 
+/** @brief Sets collective `k` (D or C) of `ops` to last `total_us` alone on the fabric, of which `recv_us` is its
+ *  receive kernel: with a recv hook in `ops` (see split_recv_hook), the send kernel takes no time of its own, the
+ *  data flies total - recv, then the hook runs recv; without one, the collective lasts total_us. No-op when `ops` has
+ *  no `k`. */
+void set_collective_us(std::vector<OpSpec>& ops, OpKind k, double total_us, double recv_us);
+/** @brief Splits collective `k` of `ops` into a send kernel and its recv hook (one kernel launch each), keeping the
+ *  time it takes alone: DeepEP low-latency with return_recv_hook, as vLLM runs it under DBO. */
+void split_recv_hook(std::vector<OpSpec>& ops, OpKind k, double recv_us);
+
 /** @brief The host side: what issuing costs the CPU. */
 struct HostParams {
   bool cuda_graph        = false; ///< full CUDA graph: the step replays with no per-kernel host cost

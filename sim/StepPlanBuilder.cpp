@@ -13,8 +13,9 @@ namespace dbosim::sim {
 using models::All2AllBackend;
 using models::Phase;
 
+/* `recv_hooks`: D and C whose model separates a receive kernel run as send + recv hook. */
 static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSource& costs, int compute_sms,
-                                    bool partition)
+                                    bool partition, bool recv_hooks)
 {
   std::vector<OpSpec> out;
   for (const models::OpCost& c : lc.ops) {
@@ -28,6 +29,10 @@ static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSour
                                       c.kernels));
     out.push_back(s);
   }
+  if (recv_hooks)
+    for (const models::OpCost& c : lc.ops)
+      if (is_comm_kind(c.kind) && c.recv_us > 0)
+        split_recv_hook(out, c.kind, c.recv_us);
   return out;
 }
 
@@ -114,6 +119,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
   // one CTA per SM and no compute CTA beside it.
   plan.gpu.comm_needs_whole_sms = ht;
+  // DeepEP low-latency under DBO: vLLM asks for return_recv_hook, so each D and C is a send kernel, then its data in
+  // flight with no SMs held, then a recv kernel that the other micro-batch's thread issues.
+  const bool recv_hooks = split && sc.parallel.backend == All2AllBackend::deepep_low_latency;
+  if (recv_hooks && sc.parallel.ep > 1)
+    plan.notes.emplace_back("DeepEP low-latency under DBO: D and C run as send + recv hook (return_recv_hook)");
   for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,
                    plan.gpu.comm_slowdown_partitioned})
     if (!(f >= 1.0) || !std::isfinite(f))
@@ -151,9 +161,9 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
-      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition);
+      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false);
     if (plan.first_k_dense < plan.num_layers)
-      c.moe = to_specs(costs.layer(shape, true, plan.gpu.comm_sms), costs, compute_sms, partition);
+      c.moe = to_specs(costs.layer(shape, true, plan.gpu.comm_sms), costs, compute_sms, partition, recv_hooks);
     plan.ubatches.push_back(std::move(c));
   }
   return plan;

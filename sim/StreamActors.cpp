@@ -77,6 +77,42 @@ void run_activity(StreamRun& st, OpVertex v)
   }
 }
 
+/* A collective with a recv hook, once its send kernel has ended: its data goes in flight on the rank's flight actor,
+ * so that the stream goes on. */
+void launch_flight(StreamRun& st, OpVertex v, int step, int s)
+{
+  if (st.flight_busy || !st.flights.empty())
+    throw InternalError(fmt::format("schedule {}: two collectives of one rank in flight at once (not modelled: each "
+                                    "recv hook must come before the next send on its stream)",
+                                    st.sched->name));
+  st.flights.push_back({v, step, s});
+  if (st.flight_idle)
+    st.flight_actor->resume();
+}
+
+/* The rank's flights, one at a time: each lasts its flight on the fabric, then (in a cluster) waits for the other
+ * ranks' data, then ends its collective, which releases the recv hook. One actor for all of them: creating an actor
+ * per flight made the EP256 SimGrid replay ~3x slower. */
+void flight_loop(StreamRun* st)
+{
+  for (;;) {
+    while (st->flights.empty()) {
+      st->flight_idle = true;
+      sg4::this_actor::suspend();
+      st->flight_idle = false;
+    }
+    const StreamRun::Flight f = st->flights.front();
+    st->flights.pop_front();
+    st->flight_busy = true;
+    exec_on(st->fabric, st->fabric_work[f.op])->wait();
+    if (st->after_comm)
+      st->after_comm(f.op, f.stream);
+    st->timeline.ops[f.op].arrive_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
+    st->flight_busy                  = false;
+    complete(*st, f.op, f.step);
+  }
+}
+
 /* Residency: a comm kernel whose CTAs need whole SMs, launched on shared SMs while a compute op runs, gets SMs only
  * when that op ends. The yield lets a compute op that became ready at this same instant start first (the compute
  * stream's next kernel is already queued behind the one that just ended; the comm kernel's launch waits on an event).
@@ -101,26 +137,35 @@ void stream_loop(StreamRun* st, int s)
         sg4::this_actor::suspend();
         st->stream_waiting[s] = -1;
       }
-      const bool comm = is_comm_kind(st->sched->graph[v].kind);
-      OpRecord& rec   = st->timeline.ops[v];
-      rec.start_us    = (sg4::Engine::get_clock() - st->step_start_s) / us;
+      const bool comm    = is_comm_kind(st->sched->graph[v].kind);
+      const bool flight  = st->sched->graph[v].flight_us > 0;
+      const bool timed   = st->timed_us[v] >= 0;
+      const bool compute = !comm && s == static_cast<int>(StreamId::compute);
+      OpRecord& rec      = st->timeline.ops[v];
+      rec.start_us       = (sg4::Engine::get_clock() - st->step_start_s) / us;
       if (comm && st->wait_for_sms)
         wait_for_sms(*st, s);
-      if (!comm)
+      if (compute)
         st->compute_running = true;
-      run_activity(*st, v);
-      if (!comm) {
+      if (timed)
+        sg4::this_actor::sleep_for(st->timed_us[v] * us);
+      else
+        run_activity(*st, v);
+      if (compute) {
         st->compute_running = false;
         if (st->sms_waiter >= 0)
           st->stream_actor[st->sms_waiter]->resume();
       }
-      if (comm && st->after_comm)
+      if (comm && !flight && st->after_comm)
         st->after_comm(v, s);
       rec.end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
       XBT_VERB("%s stream: %s layer %d ubatch %d ran %.3f-%.3f us (issued %.3f)", stream_name(StreamId(s)),
                op_kind_name(st->sched->graph[v].kind), st->sched->graph[v].layer, st->sched->graph[v].ubatch,
                rec.start_us, rec.end_us, rec.issue_us);
-      complete(*st, v, step);
+      if (flight)
+        launch_flight(*st, v, step, s);
+      else
+        complete(*st, v, step);
     }
 }
 
@@ -164,7 +209,8 @@ void host_loop(StreamRun* st)
 
 } // namespace
 
-void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us)
+void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us,
+                        const std::vector<double>& flight_us)
 {
   const OpGraph& g    = st.sched->graph;
   const std::size_t n = st.sched->num_ops();
@@ -176,6 +222,7 @@ void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, 
   st.gpu_work.assign(n, 0);
   st.gpu_bound.assign(n, 0);
   st.fabric_work.assign(n, 0);
+  st.timed_us.assign(n, -1);
   st.timeline.ops.assign(n, OpRecord{});
 
   const bool partition  = gp.comm_sms > 0;
@@ -187,13 +234,27 @@ void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, 
   }
   for (OpVertex v = 0; v < n; ++v) {
     const Op& op = g[v];
+    // A collective in flight releases even its consumers on its own stream (the recv hook) only when it lands.
+    const bool flight = op.flight_us > 0; // the schedule says which ops fly; `flight_us` how long, on this rank
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream) {
+      if (g[*e].kind == EdgeKind::data && (flight || g[boost::target(*e, g)].stream != op.stream)) {
         st.cross_consumers[v].push_back(boost::target(*e, g));
         ++st.initial_pending[boost::target(*e, g)];
       }
     const double d = stream_us[v];
-    if (is_comm_kind(op.kind)) {
+    if (flight) {
+      if (!is_comm_kind(op.kind) || gp.comm_uses_sms)
+        throw InternalError(fmt::format("{} has a flight: only a D or C whose kernels hold no SMs (DeepEP "
+                                        "low-latency) runs as send + recv hook",
+                                        op_kind_name(op.kind)));
+      st.timed_us[v]    = d;
+      st.fabric_work[v] = flight_us[v];
+    } else if (is_recv_hook(op.kind)) {
+      if (gp.comm_uses_sms)
+        throw InternalError(
+            fmt::format("{}: recv hooks are modelled for comm kernels that hold no SMs only", op_kind_name(op.kind)));
+      st.timed_us[v] = d;
+    } else if (is_comm_kind(op.kind)) {
       st.fabric_work[v] = d;
       if (gp.comm_uses_sms) {
         // The comm kernel holds its SMs and, through its memory traffic, slows what runs beside it by factor f:
@@ -218,6 +279,13 @@ void start_stream_actors(StreamRun& st, sg4::Host* cpu, const std::string& prefi
   st.stream_actor[0] = sg4::Actor::create(prefix + "compute_stream", st.gpu, [sp] { stream_loop(sp, 0); });
   st.stream_actor[1] = sg4::Actor::create(prefix + "comm_stream", st.gpu, [sp] { stream_loop(sp, 1); });
   st.host_actor      = sg4::Actor::create(prefix + "host", cpu, [sp] { host_loop(sp); });
+  const OpGraph& g   = st.sched->graph;
+  for (OpVertex v = 0; v < st.sched->num_ops(); ++v)
+    if (g[v].flight_us > 0) {
+      st.flight_actor = sg4::Actor::create(prefix + "flights", st.gpu, [sp] { flight_loop(sp); });
+      st.flight_actor->daemonize(); // ends with the streams and the host
+      break;
+    }
 }
 
 std::unique_ptr<sg4::Engine> make_engine(const std::string& who, const std::vector<std::string>& simgrid_args)

@@ -10,6 +10,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +53,16 @@ struct StreamRun {
   std::array<simgrid::s4u::ActorPtr, num_streams> stream_actor;
   std::array<long, num_streams> stream_waiting{-1, -1};
   simgrid::s4u::ActorPtr host_actor;
+  /** A collective in flight: its op, the step and the stream it was sent on. */
+  struct Flight {
+    OpVertex op;
+    int step;
+    int stream;
+  };
+  simgrid::s4u::ActorPtr flight_actor; ///< runs the flights (null when no op has one)
+  std::deque<Flight> flights;          ///< sent, not yet in flight
+  bool flight_idle        = false;     ///< the flight actor waits for a send
+  bool flight_busy        = false;     ///< a flight is on the fabric (or waits for the other ranks)
   long host_waiting_op    = -1;
   bool host_waiting_drain = false;
   std::size_t ops_done    = 0;
@@ -60,7 +71,11 @@ struct StreamRun {
   // Per-op activity parameters, fixed for the run.
   std::vector<double> gpu_work;    ///< compute: SM·µs on the GPU host; comm: SM·µs of its SM share (0 = none)
   std::vector<double> gpu_bound;   ///< units/s; 0 = unbounded
-  std::vector<double> fabric_work; ///< comm: µs on the fabric
+  std::vector<double> fabric_work; ///< comm: µs on the fabric (with a recv hook: its flight)
+  /** The µs an op holds its stream with no resource shared (-1 = not such an op): a send kernel and a recv hook of a
+   *  collective whose kernels hold no SMs (DeepEP low-latency: like its whole kernel without hooks, they are not
+   *  modelled as slowing compute beside them, which keeps the cluster's max-plus replay exact). */
+  std::vector<double> timed_us;
 
   Timeline timeline;
 };
@@ -74,9 +89,11 @@ template <class OpLike> double stream_duration_us(const OpLike& o, const StepPla
 }
 
 /** @brief Fills `st`'s start conditions and per-op activities from the schedule, the plan's GPU parameters, the
- *  per-op host costs (µs) and each op's duration on its stream (µs, partitioned where an SM partition holds, kernel
- *  gaps included). `st.sched` and `st.plan` must be set. */
-void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us);
+ *  per-op host costs (µs), each op's duration on its stream (µs, partitioned where an SM partition holds, kernel
+ *  gaps included) and each collective's flight before its recv hook (µs; used where the schedule's op has one).
+ *  `st.sched` and `st.plan` must be set. */
+void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us,
+                        const std::vector<double>& flight_us);
 
 /** @brief Creates the two stream actors on `st.gpu` and the host actor on `cpu`, named `<prefix>compute_stream`,
  *  `<prefix>comm_stream` and `<prefix>host`. */

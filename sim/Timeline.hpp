@@ -11,6 +11,9 @@ struct OpRecord {
   double start_us      = 0; ///< its stream starts it
   double end_us        = 0;
   double sync_end_us   = -1; ///< host_sync_after_comm: the host is released (-1: no host sync after this op)
+  double arrive_us     = -1; ///< a collective with a recv hook: its data has landed on every rank (-1: no flight)
+  /** @brief When its data consumers may start: the landing of a collective in flight, else its end. */
+  double done_us() const { return arrive_us >= 0 ? arrive_us : end_us; }
 };
 
 struct Timeline {

@@ -32,9 +32,12 @@ std::vector<std::string> timeline_violations(const Schedule& sched, const Timeli
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const OpVertex u = boost::source(*e, g);
     const OpVertex v = boost::target(*e, g);
-    if (tl.ops[v].start_us < tl.ops[u].end_us - tol_us)
-      out.push_back(fmt::format("{} starts at {} before its dependency {} ends at {}", op_label(sched, v),
-                                tl.ops[v].start_us, op_label(sched, u), tl.ops[u].end_us));
+    // A data consumer of a collective in flight waits for its landing; the next op on its stream only for its end.
+    const double ready = g[*e].kind == EdgeKind::data ? tl.ops[u].done_us() : tl.ops[u].end_us;
+    if (tl.ops[v].start_us < ready - tol_us)
+      out.push_back(fmt::format("{} starts at {} before its dependency {} {} at {}", op_label(sched, v),
+                                tl.ops[v].start_us, op_label(sched, u), ready > tl.ops[u].end_us ? "lands" : "ends",
+                                ready));
   }
   double host_t = 0;
   double last   = 0;
@@ -46,7 +49,7 @@ std::vector<std::string> timeline_violations(const Schedule& sched, const Timeli
     if (r.host_begin_us < host_t - tol_us || r.issue_us < r.host_begin_us - tol_us)
       out.push_back(fmt::format("host issues {} out of order", op_label(sched, v)));
     host_t = r.sync_end_us >= 0 ? r.sync_end_us : r.issue_us;
-    last   = std::max(last, r.end_us);
+    last   = std::max(last, r.done_us());
   }
   if (std::abs(tl.step_time() - last) > tol_us)
     out.push_back(fmt::format("step time {} is not the last op's end {}", tl.step_time(), last));
@@ -66,6 +69,10 @@ std::vector<std::string> duration_violations(const Schedule& sched, const Timeli
     if (!std::isfinite(r.start_us) || !std::isfinite(r.end_us) || ran < floor * (1 - 1e-9) - tol_us)
       out.push_back(fmt::format("{} ran {} us ({} .. {}), faster than its cost {} us", op_label(sched, v), ran,
                                 r.start_us, r.end_us, floor));
+    const double flew = r.arrive_us - r.end_us;
+    if (op.flight_us > 0 && (!std::isfinite(r.arrive_us) || flew < op.flight_us * (1 - 1e-9) - tol_us))
+      out.push_back(fmt::format("{} landed {} us after its send ended ({} .. {}), faster than its flight {} us",
+                                op_label(sched, v), flew, r.end_us, r.arrive_us, op.flight_us));
   }
   return out;
 }

@@ -13,6 +13,7 @@ static constexpr int host_tid0 = 10;
 static double ns(double us) { return std::round(us * 1e3) / 1e3; }
 
 static int stream_tid(StreamId s) { return 1 + static_cast<int>(s); }
+static constexpr int flight_tid = 1 + num_streams; // collectives in flight between their send and their recv hook
 
 static json slice(const char* name, const char* cat, int tid, double start_us, double end_us)
 {
@@ -37,19 +38,29 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
       {"ph", "M"}, {"name", "process_name"}, {"pid", rank_pid}, {"args", {{"name", "rank 0 (" + sched.name + ")"}}}});
   events.push_back(thread_name(stream_tid(StreamId::compute), "compute stream"));
   events.push_back(thread_name(stream_tid(StreamId::comm), "comm stream"));
+  const OpGraph& g = sched.graph;
+  for (OpVertex v = 0; v < sched.num_ops(); ++v)
+    if (g[v].flight_us > 0) {
+      events.push_back(thread_name(flight_tid, "in flight (send to recv hook)"));
+      break;
+    }
   for (int ub = 0; ub < sched.num_ubatches; ++ub)
     events.push_back(thread_name(host_tid0 + ub, "host thread ubatch " + std::to_string(ub)));
 
   if (plan.host.cuda_graph && plan.host.graph_launch_us > 0)
     events.push_back(slice("graph launch", "host_launch", host_tid0, 0, plan.host.graph_launch_us));
-  const OpGraph& g = sched.graph;
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
     const Op& op      = g[v];
     const OpRecord& r = tl.ops[v];
-    json x = slice(op_kind_name(op.kind), is_comm_kind(op.kind) ? "comm" : "compute", stream_tid(op.stream), r.start_us,
-                   r.end_us);
+    json x    = slice(op_kind_name(op.kind), is_all_to_all_part(op.kind) ? "comm" : "compute", stream_tid(op.stream),
+                      r.start_us, r.end_us);
     x["args"] = {{"layer", op.layer}, {"ubatch", op.ubatch}, {"issue_us", ns(r.issue_us)}, {"dummy", op.dummy}};
     events.push_back(std::move(x));
+    if (r.arrive_us > r.end_us) {
+      json f    = slice(op_kind_name(op.kind), "flight", flight_tid, r.end_us, r.arrive_us);
+      f["args"] = {{"layer", op.layer}, {"ubatch", op.ubatch}};
+      events.push_back(std::move(f));
+    }
     const int host_tid = host_tid0 + op.host_thread;
     if (r.issue_us > r.host_begin_us) {
       json h    = slice(op_kind_name(op.kind), "host_launch", host_tid, r.host_begin_us, r.issue_us);

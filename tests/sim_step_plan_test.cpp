@@ -183,6 +183,46 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   }
 }
 
+TEST_CASE("sim::StepPlanBuilder: DeepEP low-latency under DBO runs D and C as send + recv hook", "[quick]")
+{
+  // The cost model separates each collective's receive kernel (a quarter of it here).
+  CostSource costs = linear_costs(132);
+  auto layer       = costs.layer;
+  costs.layer      = [layer](const models::StepShape& shape, bool moe, int sms) {
+    models::LayerCosts lc = layer(shape, moe, sms);
+    for (models::OpCost& c : lc.ops)
+      if (c.kind == OpKind::D || c.kind == OpKind::C)
+        c.recv_us = 0.25 * c.duration_us;
+    return lc;
+  };
+  Scenario s       = scenario(64);
+  s.parallel.ep    = 8;
+  const StepPlan p = build_step_plan(s, costs);
+  REQUIRE(p.num_ubatches() == 2);
+  CHECK(has_note(p, "recv hook"));
+  for (const UbatchCosts& u : p.ubatches) {
+    const OpSpec* d  = u.find(true, OpKind::D);
+    const OpSpec* dr = u.find(true, OpKind::D_recv);
+    REQUIRE(dr);
+    REQUIRE(u.find(true, OpKind::C_recv));
+    const double whole = 5 + 0.2 * u.tokens; // linear_costs' D
+    CHECK(d->flight_us == Approx(0.75 * whole));
+    CHECK(dr->duration_us == Approx(0.25 * whole));
+    CHECK(d->kernels + dr->kernels == 2);
+    CHECK(u.find(false, OpKind::D_recv) == nullptr); // dense layers have no collective
+  }
+  SECTION("no hooks without DBO (vLLM runs the whole kernel), nor for the high-throughput kernels")
+  {
+    s.overlap.enable_dbo = false;
+    CHECK(build_step_plan(s, costs).ubatches[0].find(true, OpKind::D_recv) == nullptr);
+    s.overlap.enable_dbo = true;
+    s.parallel.backend   = models::All2AllBackend::deepep_high_throughput;
+    const StepPlan ht    = build_step_plan(s, costs);
+    CHECK(ht.ubatches[0].find(true, OpKind::D_recv) == nullptr);
+    CHECK(ht.ubatches[0].find(true, OpKind::D)->flight_us == 0);
+  }
+}
+
 TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and the valid values", "[quick]")
 {
   Scenario s = scenario(64);
