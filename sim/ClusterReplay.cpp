@@ -42,6 +42,16 @@ ClusterTimeline ClusterEngine::replay(int steps) const
       host_cost[c][v] = costs.host_cost_us(v);
   }
 
+  // Each op's predecessors, once (the graph's in-edge lists are slow to walk for every class): a data producer is
+  // ready when its data has landed, a stream predecessor when its kernel has ended.
+  std::vector<std::size_t> pred_begin(n + 1, 0);
+  std::vector<std::pair<OpVertex, bool>> preds; // (producer, data edge)
+  for (OpVertex v = 0; v < n; ++v) {
+    for (auto [e, e_end] = boost::in_edges(v, g0); e != e_end; ++e)
+      preds.emplace_back(boost::source(*e, g0), g0[*e].kind == EdgeKind::data);
+    pred_begin[v + 1] = preds.size();
+  }
+
   ClusterTimeline out;
   out.classes.assign(k, Timeline{});
   std::vector<double> step_start(k, 0.0);
@@ -65,11 +75,11 @@ ClusterTimeline ClusterEngine::replay(int steps) const
       const bool flight = g0[v].flight_us > 0; // the send kernel ends alone; the data lands after its flight
       double coll_end   = 0;
       for (std::size_t c = 0; c < k; ++c) {
-        double s = issue[c][v];
-        for (auto [e, e_end] = boost::in_edges(v, g0); e != e_end; ++e) {
-          const OpVertex u = boost::source(*e, g0);
-          s = std::max(s, g0[*e].kind == EdgeKind::data ? done[c][u] : end[c][u]); // producer / stream predecessor
-        }
+        double s                      = issue[c][v];
+        const std::vector<double>& dc = done[c];
+        const std::vector<double>& ec = end[c];
+        for (std::size_t i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
+          s = std::max(s, preds[i].second ? dc[preds[i].first] : ec[preds[i].first]);
         start[c][v] = s;
         end[c][v]   = s + dur[c][v];
         done[c][v]  = end[c][v] + flight_us_[c][v];
