@@ -6,10 +6,9 @@
 #include "sim/SyntheticPlan.hpp"
 #include "sim/TimelineEngine.hpp"
 
-#include <catch2/catch.hpp>
+#include "InChild.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 
@@ -35,29 +34,12 @@ LayerDurations rank_b()
 /** The single-rank engine's step time, in a forked child (a fresh SimGrid). */
 double single_rank_step_in_child(const StepPlan& plan)
 {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    double us = -1;
-    try {
-      Schedule s = build_schedule(plan);
-      TimelineEngine e(s, plan);
-      us = e.run(2).step_time();
-    } catch (...) {
-    }
-    const bool ok = write(fds[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  double us     = -1;
-  const bool ok = read(fds[0], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(ok);
+  const double us = test::in_child<double>([&] {
+    Schedule s = build_schedule(plan);
+    TimelineEngine e(s, plan);
+    return e.run(2).step_time();
+  });
+  REQUIRE(us > 0);
   return us;
 }
 

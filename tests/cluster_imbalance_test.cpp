@@ -1,14 +1,12 @@
 /* dbosim tests — expert imbalance at EP32 (DeepSeek-V3 decode, 128 tokens/rank, DBO, DeepEP low-latency, H800):
  * Zipf-skewed routing makes the step slower than uniform routing by the slowest ranks' extra work, and EPLB
  * replication recovers part of it. Each run is its own SimGrid simulation, in a forked child. */
+#include "InChild.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "sim/ClusterRun.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -50,27 +48,7 @@ Outcome simulate(const Scenario& sc)
 
 Outcome simulate_in_child(const Scenario& sc)
 {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    Outcome o;
-    try {
-      o = simulate(sc);
-    } catch (...) {
-    }
-    const bool ok = write(fds[1], &o, sizeof o) == static_cast<ssize_t>(sizeof o);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  Outcome o;
-  const bool ok = read(fds[0], &o, sizeof o) == static_cast<ssize_t>(sizeof o);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(ok);
+  const Outcome o = test::in_child<Outcome>([&] { return simulate(sc); });
   REQUIRE(o.step_us > 0);
   return o;
 }

@@ -10,16 +10,15 @@
 #include "sim/TimelineCheck.hpp"
 #include "sim/TimelineEngine.hpp"
 
+#include "InChild.hpp"
+
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <type_traits>
 
 using namespace dbosim;
 using namespace dbosim::sim;
+using dbosim::test::in_child;
 
 namespace {
 
@@ -38,37 +37,6 @@ StepPlan with_hooks(StepPlan plan, double d_recv_us, double c_recv_us)
     split_recv_hook(u.moe, OpKind::C, c_recv_us);
   }
   return plan;
-}
-
-/** Runs `fn` in a forked child (a fresh SimGrid) and returns what it returned (plain data). */
-template <class Result, class Fn> Result in_child(Fn fn)
-{
-  static_assert(std::is_trivially_copyable_v<Result>);
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    Result r{};
-    try {
-      r = fn();
-    } catch (...) {
-    }
-    const bool ok = write(fds[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  Result r{};
-  std::size_t got = 0; // a pipe hands over more than PIPE_BUF bytes in pieces
-  for (ssize_t k = 1; got < sizeof r && k > 0; got += static_cast<std::size_t>(std::max<ssize_t>(k, 0)))
-    k = read(fds[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
-  const bool ok = got == sizeof r;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(ok);
-  return r;
 }
 
 OpVertex find_op(const Schedule& s, OpKind k, int layer, int ub)

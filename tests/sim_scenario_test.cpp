@@ -1,12 +1,13 @@
 /* The engine on shipped scenarios with the real cost models: DBO's two sides, and byte-identical repeated runs.
  * SimGrid runs one simulation per process, so a comparison runs its second simulation in a forked child. */
+#include "InChild.hpp"
+#include "TempDir.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/TimelineCheck.hpp"
 #include "sim/TimelineEngine.hpp"
-#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -37,30 +38,10 @@ double simulate_step_us(const Scenario& s)
   return engine.run().step_time();
 }
 
-/** The step time of `s` simulated in a forked child (a fresh SimGrid), passed back through a pipe. */
+/** The step time of `s` simulated in a forked child (a fresh SimGrid). */
 double simulate_step_us_in_child(const Scenario& s)
 {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    double us = -1;
-    try {
-      us = simulate_step_us(s);
-    } catch (...) {
-    }
-    const bool ok = write(fds[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  double us     = -1;
-  const bool ok = read(fds[0], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(ok);
+  const double us = test::in_child<double>([&] { return simulate_step_us(s); });
   REQUIRE(us > 0);
   return us;
 }
