@@ -33,17 +33,27 @@ ClusterTimeline ClusterEngine::replay(int steps) const
   boost::topological_sort(g0, std::back_inserter(order));
   std::reverse(order.begin(), order.end());
 
-  // Per class: host costs (as TimelineEngine charges them); durations on their stream from the constructor.
-  std::vector<std::vector<double>> host_cost(k, std::vector<double>(n));
-  const std::vector<std::vector<double>>& dur = stream_us_;
+  // Times are kept by op then class (row v: its k classes side by side), so that each op reads its producers' rows
+  // whole: EP256 with 946 ops per rank does not fit in cache as one row per class.
+  // Host issue is the same every step, relative to the step's start (as TimelineEngine charges it).
+  std::vector<double> host_begin(n * k), issue(n * k), dur(n * k), flight(n * k);
   for (std::size_t c = 0; c < k; ++c) {
     TimelineEngine costs(sched_, plans_[c]);
-    for (OpVertex v = 0; v < n; ++v)
-      host_cost[c][v] = costs.host_cost_us(v);
+    const HostParams& hp = plans_[c].host;
+    double t             = hp.cuda_graph ? hp.graph_launch_us : 0.0;
+    for (OpVertex v : sched_.issue_order) {
+      host_begin[v * k + c] = t;
+      t += costs.host_cost_us(v);
+      issue[v * k + c] = t;
+    }
+    for (OpVertex v = 0; v < n; ++v) {
+      dur[v * k + c]    = stream_us_[c][v];
+      flight[v * k + c] = flight_us_[c][v];
+    }
   }
 
-  // Each op's predecessors, once (the graph's in-edge lists are slow to walk for every class): a data producer is
-  // ready when its data has landed, a stream predecessor when its kernel has ended.
+  // Each op's predecessors, once: a data producer is ready when its data has landed, a stream predecessor when its
+  // kernel has ended.
   std::vector<std::size_t> pred_begin(n + 1, 0);
   std::vector<std::pair<OpVertex, bool>> preds; // (producer, data edge)
   for (OpVertex v = 0; v < n; ++v) {
@@ -54,59 +64,62 @@ ClusterTimeline ClusterEngine::replay(int steps) const
 
   ClusterTimeline out;
   out.classes.assign(k, Timeline{});
-  std::vector<double> step_start(k, 0.0);
-  std::vector<std::vector<double>> start(k, std::vector<double>(n)), end(k, std::vector<double>(n)),
-      issue(k, std::vector<double>(n)), done(k, std::vector<double>(n));
+  std::vector<double> step_start(k, 0.0), drained(k), s(k);
+  std::vector<double> start(n * k), end(n * k), done(n * k);
   for (int step = 0; step < steps; ++step) {
-    for (std::size_t c = 0; c < k; ++c) {
-      Timeline& tl = out.classes[c];
-      tl.ops.assign(n, OpRecord{});
-      const HostParams& hp = plans_[c].host;
-      double t             = step_start[c] + (hp.cuda_graph ? hp.graph_launch_us : 0.0);
-      for (OpVertex v : sched_.issue_order) {
-        tl.ops[v].host_begin_us = t - step_start[c];
-        t += host_cost[c][v];
-        issue[c][v]        = t;
-        tl.ops[v].issue_us = t - step_start[c];
-      }
-    }
     for (OpVertex v : order) {
-      const bool comm   = is_comm_kind(g0[v].kind);
-      const bool flight = g0[v].flight_us > 0; // the send kernel ends alone; the data lands after its flight
-      double coll_end   = 0;
-      for (std::size_t c = 0; c < k; ++c) {
-        double s                      = issue[c][v];
-        const std::vector<double>& dc = done[c];
-        const std::vector<double>& ec = end[c];
-        for (std::size_t i = pred_begin[v]; i < pred_begin[v + 1]; ++i)
-          s = std::max(s, preds[i].second ? dc[preds[i].first] : ec[preds[i].first]);
-        start[c][v] = s;
-        end[c][v]   = s + dur[c][v];
-        done[c][v]  = end[c][v] + flight_us_[c][v];
-        coll_end    = std::max(coll_end, done[c][v]);
+      const std::size_t r = v * k;
+      for (std::size_t c = 0; c < k; ++c)
+        s[c] = step_start[c] + issue[r + c];
+      for (std::size_t i = pred_begin[v]; i < pred_begin[v + 1]; ++i) {
+        const double* ready = &(preds[i].second ? done : end)[preds[i].first * k]; // producer / stream predecessor
+        for (std::size_t c = 0; c < k; ++c)
+          s[c] = std::max(s[c], ready[c]);
       }
+      double coll_end = 0;
       for (std::size_t c = 0; c < k; ++c) {
-        if (comm)
-          (flight ? done : end)[c][v] = coll_end;
-        if (!flight)
-          done[c][v] = end[c][v];
-        OpRecord& rec = out.classes[c].ops[v];
-        rec.start_us  = start[c][v] - step_start[c];
-        rec.end_us    = end[c][v] - step_start[c];
-        if (flight)
-          rec.arrive_us = done[c][v] - step_start[c];
+        start[r + c] = s[c];
+        end[r + c]   = s[c] + dur[r + c];
+        done[r + c]  = end[r + c] + flight[r + c]; // a send kernel ends alone; its data lands after its flight
+        coll_end     = std::max(coll_end, done[r + c]);
+      }
+      if (is_comm_kind(g0[v].kind)) { // a collective ends (lands) for every rank when its slowest rank's part does
+        const bool in_air = g0[v].flight_us > 0;
+        for (std::size_t c = 0; c < k; ++c)
+          (in_air ? done : end)[r + c] = coll_end;
+        if (!in_air)
+          std::copy_n(&end[r], k, &done[r]);
       }
     }
+    std::copy(step_start.begin(), step_start.end(), drained.begin());
+    for (std::size_t i = 0; i < n * k; i += k)
+      for (std::size_t c = 0; c < k; ++c)
+        drained[c] = std::max(drained[c], done[i + c]);
     double last = 0;
     for (std::size_t c = 0; c < k; ++c) {
-      double drained = step_start[c];
-      for (OpVertex v = 0; v < n; ++v)
-        drained = std::max(drained, done[c][v]);
-      out.classes[c].step_time_us.push_back(drained - step_start[c]);
-      last          = std::max(last, drained - step_start[c]);
-      step_start[c] = drained;
+      out.classes[c].step_time_us.push_back(drained[c] - step_start[c]);
+      last = std::max(last, drained[c] - step_start[c]);
     }
     out.step_time_us.push_back(last);
+    if (step + 1 < steps) {
+      step_start = drained;
+      continue;
+    }
+    // The records: the last step's, from its start on each class.
+    for (std::size_t c = 0; c < k; ++c) {
+      std::vector<OpRecord>& ops = out.classes[c].ops;
+      ops.assign(n, OpRecord{});
+      const double t0 = step_start[c];
+      for (OpVertex v = 0; v < n; ++v) {
+        const std::size_t i  = v * k + c;
+        ops[v].host_begin_us = host_begin[i];
+        ops[v].issue_us      = issue[i];
+        ops[v].start_us      = start[i] - t0;
+        ops[v].end_us        = end[i] - t0;
+        if (g0[v].flight_us > 0)
+          ops[v].arrive_us = done[i] - t0;
+      }
+    }
   }
   return out;
 }
