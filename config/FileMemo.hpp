@@ -36,11 +36,22 @@ public:
   }
 
 private:
+  /* The whole file in one read into a string of its size (a sweep re-reads each profile once per point; growing a
+   * stream buffer for a ~100 KB profile cost more than the compare). A file whose size the stream cannot tell (a
+   * pipe) is read as a stream. */
   static bool read(const std::string& path, std::string& bytes)
   {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in)
       return false;
+    const std::streamoff size = in.tellg();
+    if (size >= 0 && in.seekg(0)) {
+      bytes.resize(static_cast<std::size_t>(size));
+      if (in.read(bytes.data(), size) && in.peek() == std::char_traits<char>::eof())
+        return true;
+      in.clear(); // it grew or shrank while read: take it as a stream from the start
+      in.seekg(0);
+    }
     std::ostringstream ss;
     ss << in.rdbuf();
     bytes = ss.str();
