@@ -20,14 +20,6 @@ struct MlpCost {
   double partitioned_us;
 };
 
-OpSpec* find_op(std::vector<OpSpec>& ops, OpKind k)
-{
-  for (OpSpec& o : ops)
-    if (o.kind == k)
-      return &o;
-  return nullptr;
-}
-
 } // namespace
 
 ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, const models::NetworkFacts& net,
@@ -105,7 +97,7 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
     for (int r = 0; r < ep; ++r) {
       std::vector<OpSpec>& ops = per_rank[r].ubatches[u].moe;
       const MlpCost mc         = mlp_for(static_cast<int>(std::lround(rm.expert_rows[r] / m.top_k)));
-      if (OpSpec* o = find_op(ops, OpKind::MLP)) {
+      if (OpSpec* o = find_spec(ops, OpKind::MLP)) {
         o->duration_us             = mc.duration_us;
         o->partitioned_duration_us = mc.partitioned_us;
       }

@@ -16,7 +16,7 @@ const OpSpec* UbatchCosts::find(bool moe_layer, OpKind k) const
   return nullptr;
 }
 
-static OpSpec* find_spec(std::vector<OpSpec>& ops, OpKind k)
+OpSpec* find_spec(std::vector<OpSpec>& ops, OpKind k)
 {
   auto it = std::find_if(ops.begin(), ops.end(), [k](const OpSpec& o) { return o.kind == k; });
   return it == ops.end() ? nullptr : &*it;

@@ -17,6 +17,8 @@ struct UbatchCosts {
   const OpSpec* find(bool moe_layer, OpKind k) const;
 };
 
+/** @brief The op of kind `k` in `ops` (null when absent), to be edited. */
+OpSpec* find_spec(std::vector<OpSpec>& ops, OpKind k);
 /** @brief Sets collective `k` (D or C) of `ops` to last `total_us` alone on the fabric, of which `recv_us` is its
  *  receive kernel: with a recv hook in `ops` (see split_recv_hook), the send kernel takes no time of its own, the
  *  data flies total - recv, then the hook runs recv; without one, the collective lasts total_us. No-op when `ops` has
