@@ -57,14 +57,16 @@ std::string scaling_family(const std::string& f)
 std::vector<std::pair<std::string, std::vector<std::string>>> table_families()
 {
   return {
-      {"gemm_bf16", {"gemm_bf16"}},
+      {"gemm_bf16", {"gemm_bf16", "gemm_bf16_torch"}},
       {"gemm_fp8", {"gemm_fp8"}},
-      {"grouped_gemm_bf16", {"grouped_gemm_bf16"}},
-      {"grouped_gemm_fp8", {"grouped_gemm_fp8"}},
+      {"gemm_fp8_block", {"gemm_fp8_block"}},
+      {"grouped_gemm_bf16", {"grouped_gemm_bf16", "grouped_gemm_bf16_torch", "grouped_gemm_bf16_torch_masked"}},
+      {"grouped_gemm_fp8", {"grouped_gemm_fp8", "grouped_gemm_fp8_torch"}},
       {"grouped_gemm_bf16_skewed", {"grouped_gemm_bf16_skewed"}},
       {"grouped_gemm_fp8_skewed", {"grouped_gemm_fp8_skewed"}},
       {"mla_decode", {"mla_decode_triton", "mla_decode"}},
       {"attention_prefill", {"attention_prefill_sdpa", "attention_prefill"}},
+      {"attention_prefill_ctx", {"attention_prefill_ctx"}},
       {"rmsnorm", {"rmsnorm"}},
       {"silu_mul", {"silu_mul"}},
   };
@@ -77,6 +79,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     if (m.spec.family == "env") {
       if (fp.runs++ == 0)
         fp.env = m.info;
+      if (m.info.count("date"))
+        fp.last_run_date = m.info.at("date");
     }
   if (fp.runs == 0)
     throw std::runtime_error("the raw results hold no environment record (env/run=1)");
@@ -106,7 +110,7 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
         t.tokens.push_back(tokens);
         t.us.push_back(m->us);
         std::string impl = m->info.count("impl") ? m->info.at("impl") : m->spec.family;
-        for (const char* cut : {" candidate=", " algo=", "; BLOCK_H=", "; checked"})
+        for (const char* cut : {" candidate=", " algo=", "; BLOCK_H=", "; checked", "; rows padded", " (rows padded"})
           if (auto at = impl.find(cut); at != std::string::npos)
             impl = impl.substr(0, at);
         ++wins[impl];
@@ -238,6 +242,19 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
                  (host.count("launch_sync_roundtrip")
                       ? " (launch + synchronize round trip: " + fmt(host.at("launch_sync_roundtrip")->us) + " us)"
                       : std::string()));
+
+  // ---- kernel floors: a tiny kernel's per-launch time, 100 back to back in one CUDA graph, less the graph's
+  //      per-kernel gap (the engine adds that gap to every kernel itself)
+  const double gap_us = fp.host_us.count("graph_replay_kernel") ? fp.host_us.at("graph_replay_kernel").value : 0;
+  for (const auto& m : records) {
+    if (!m.ok() || m.spec.family != "kernel_floor" || m.spec.variant == "empty")
+      continue;
+    const std::string impl = m.info.count("impl") ? m.info.at("impl") : "";
+    const double kernels   = std::max(1.0, extra(m, "kernels", 1));
+    fp.kernel_floors[m.spec.variant] = {std::max(0.0, m.us / kernels - gap_us),
+                                        "measured: " + fmt(m.us) + " us per call of " + fmt(kernels) + " kernel(s) (" +
+                                            impl + "), per kernel less the graph gap " + fmt(gap_us) + " us"};
+  }
 
   // ---- best rates (for the roofline efficiencies)
   auto best = [&](std::initializer_list<const char*> families, const char* key, FitScalar& out) {

@@ -1,14 +1,17 @@
 #include "calibrate/ProfileWriter.hpp"
 
 #include "calibrate/ResultsStore.hpp"
+#include "calibrate/VerifyCheck.hpp"
 #include "config/HwProfileLoader.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 namespace dbosim::calib {
 namespace {
@@ -96,17 +99,31 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   detail("measured_at", env(fit, "date"));
   detail("timing", env(fit, "timing"));
   detail("runs", std::to_string(fit.runs));
+  if (!fit.last_run_date.empty() && fit.last_run_date != env(fit, "date"))
+    detail("last_run_at", fit.last_run_date);
   detail("not_measured", "NCCL all-to-all and send/recv (one GPU: recorded as skipped); nvlink_*, nic_*, peaks and "
                          "capacity are datasheet values");
   if (!opt.verify_note.empty())
     detail("verification", opt.verify_note);
-  if (!opt.skip_families.empty()) {
-    std::string families;
-    for (const auto& f : opt.skip_families)
-      families += (families.empty() ? "" : ", ") + f;
+  std::string families, skip_flags;
+  for (const auto& f : opt.skip_families) {
+    families += (families.empty() ? "" : ", ") + f;
+    skip_flags += " --skip-family " + f;
+  }
+  if (!opt.skip_families.empty())
     detail("tables_left_out", families + " (measured, but left out of the fit with --skip-family; the roofline with "
                                          "the measured efficiencies applies to those kernels)");
-  }
+  // What `dbosim-calibrate refit` replays: the fit's inputs, each as given on the command line.
+  const std::string base_recorded = opt.base_recorded.empty() ? opt.base_profile : opt.base_recorded;
+  detail("fit_base", base_recorded);
+  if (!opt.base_label.empty())
+    detail("fit_base_label", opt.base_label);
+  if (!opt.verify_path.empty())
+    detail("fit_verify", opt.verify_path);
+  detail("fit_skip_families", families);
+  detail("fit_command", "dbosim-calibrate fit --raw " + opt.raw_results +
+                            (opt.verify_path.empty() ? "" : " --verify " + opt.verify_path) + " --base " +
+                            base_recorded + skip_flags + " (then: dbosim-calibrate refit PROFILE)");
   out << YAML::EndMap;
 
   sourced(out, "sm_count", sm_count, "measured: cudaGetDeviceProperties multiProcessorCount on " + gpu_name);
@@ -172,6 +189,12 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
       sourced(out, key, sig(s.value, 3), s.source);
     out << YAML::EndMap;
   }
+  if (!fit.kernel_floors.empty()) {
+    out << YAML::Key << "kernel_floors" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, s] : fit.kernel_floors)
+      sourced(out, key, sig(s.value, 3), s.source);
+    out << YAML::EndMap;
+  }
   if (!fit.comm_kernel_gbps.x.empty()) {
     out << YAML::Key << "comm_kernel" << YAML::Value << YAML::BeginMap;
     list(out, "sms", fit.comm_kernel_gbps.x);
@@ -202,6 +225,56 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
 void write_profile(const FittedProfile& fit, const WriterOptions& options, const std::string& path)
 {
   write_file_atomically(path, profile_yaml(fit, options));
+}
+
+RecordedFit recorded_fit(const std::string& path)
+{
+  const YAML::Node prov = YAML::LoadFile(path)["provenance"];
+  auto get              = [&](const char* key, bool required) {
+    if (prov && prov[key] && prov[key].IsScalar())
+      return prov[key].as<std::string>();
+    if (required)
+      throw std::runtime_error(path + ": provenance." + key +
+                               " is missing: the profile does not record the fit that wrote it (fit it again with "
+                               "dbosim-calibrate fit)");
+    return std::string();
+  };
+  RecordedFit f;
+  f.raw             = get("raw_results", true);
+  f.base            = get("fit_base", true);
+  f.base_label      = get("fit_base_label", false);
+  f.verify          = get("fit_verify", false);
+  std::string skips = get("fit_skip_families", true);
+  for (std::size_t at = 0; at < skips.size();) {
+    std::size_t end = skips.find(", ", at);
+    if (end == std::string::npos)
+      end = skips.size();
+    f.skip_families.push_back(skips.substr(at, end - at));
+    at = end + 2;
+  }
+  return f;
+}
+
+RefitInputs refit_inputs(const std::string& path, const std::string& root)
+{
+  const RecordedFit rf = recorded_fit(path);
+  auto resolve         = [&](const std::string& p) {
+    if (p.empty() || std::filesystem::path(p).is_absolute() || std::filesystem::exists(p))
+      return p;
+    return (std::filesystem::path(root) / p).string();
+  };
+  RefitInputs in;
+  in.records                      = ResultsStore::read_file(resolve(rf.raw));
+  in.options.base_profile         = resolve(rf.base);
+  in.options.base_recorded        = rf.base;
+  in.options.base_label           = rf.base_label;
+  in.options.raw_results          = rf.raw;
+  in.options.skip_families        = rf.skip_families;
+  in.options.verify_path          = rf.verify;
+  if (!rf.verify.empty())
+    in.options.verify_note = "fresh pass in a separate process right after the run: " +
+                             verification_note(compare_verification(in.records, ResultsStore::read_file(resolve(rf.verify))));
+  return in;
 }
 
 } // namespace dbosim::calib

@@ -1,6 +1,7 @@
 /* dbosim-calibrate — fits a measured hardware profile from raw calibration results and prints its accuracy card.
  *   dbosim-calibrate fit --raw R.jsonl --base hwprofiles/h200.yaml --out hwprofiles/h200.yaml [--verify V.jsonl]
  *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
+ *   dbosim-calibrate refit hwprofiles/h200.yaml [--out P.yaml]   (replays the fit recorded in the profile)
  * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
 #include "calibrate/LeaveOneOut.hpp"
 #include "calibrate/ProfileFit.hpp"
@@ -100,8 +101,19 @@ int main(int argc, char** argv)
   auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
   report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
   report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
+  std::string profile;
+  auto* refit_cmd = app.add_subcommand("refit", "fit again from the raw results and options a profile records");
+  refit_cmd->add_option("profile", profile, "a measured profile written by fit")->required()->check(CLI::ExistingFile);
+  refit_cmd->add_option("--out", out, "profile to write (default: the profile itself)");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*refit_cmd) { // the fit recorded in the profile, from the same raw records and options
+      RefitInputs in = refit_inputs(profile, DBOSIM_SOURCE_DIR);
+      const std::string target = out.empty() ? profile : out;
+      write_profile(fit_profile(in.records), in.options, target);
+      fmt::print("wrote {} (refit of {} from {})\n", target, profile, in.options.raw_results);
+      return 0;
+    }
     int dropped  = 0;
     auto records = ResultsStore::read_file(raw, &dropped);
     if (dropped)
@@ -113,6 +125,7 @@ int main(int argc, char** argv)
     }
     WriterOptions opt;
     opt.base_profile  = base;
+    opt.verify_path   = verify;
     opt.base_label    = base_label;
     opt.skip_families = skip;
     opt.raw_results   = raw_label.empty() ? raw : raw_label;

@@ -2,6 +2,8 @@
 # Runs the whole calibration on this machine's GPU (what produced tests/data/calib/h200_raw.jsonl):
 #   calibrate/run_on_gpu.sh OUT_DIR [--quick]
 # Needs CUDA (nvcc, cuBLAS), CMake, python3 with torch and triton; NCCL is optional (collectives need >= 2 GPUs).
+# kernels/torch_serving_kernels.py adds what serving engines launch through PyTorch (grouped GEMMs, block-scaled FP8,
+# LM heads, prefill attention over a context, kernel floors and host costs).
 # Writes OUT_DIR/raw.jsonl (resumable: run it again after a kill), OUT_DIR/verify.jsonl (a fresh process re-measuring
 # the GEMM 4096x4096x7168 BF16 and the copy kernel right after), and logs. Then, on any machine:
 #   build/dbosim-calibrate fit --raw OUT_DIR/raw.jsonl --verify OUT_DIR/verify.jsonl \
@@ -27,4 +29,5 @@ cmake -S kernels -B build-gpu ${JSON_INC:+-DDBO_JSON_INCLUDE=$JSON_INC} ${NCCLDI
 QUICK=$([ "$MODE" = "--quick" ] && echo --quick)
 python3 kernels/torch_attention.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/sdpa.log" | tail -2
 python3 kernels/triton_mla_decode.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/triton.log" | grep cfg
+python3 kernels/torch_serving_kernels.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/torch_serving.log" | grep done
 ./build-gpu/dbosim-calibrate-run --verify --out "$OUT/verify.jsonl" --git-commit "$COMMIT" | tee "$OUT/verify.log"

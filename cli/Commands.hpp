@@ -9,7 +9,7 @@ struct RunOptions {
   std::string scenario;
   std::string out_dir = "out";
   bool help_params    = false;
-  std::string explain; ///< an op name (A0 A1 D MLP S C): print how its cost was obtained
+  std::string explain; ///< an op name (A0 A1 D MLP S C) or STEP: print how its cost was obtained
   std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
   bool compare = false; ///< also run overlap off / async combine / DBO side by side
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (--cfg=..., --log=...) after dbosim's defaults

@@ -1,6 +1,7 @@
 #include "cli/CostReport.hpp"
 
 #include "models/CostGuards.hpp"
+#include "models/StepWork.hpp"
 #include "sim/StepPlanBuilder.hpp"
 
 #include <fmt/format.h>
@@ -58,7 +59,10 @@ CostReport build_cost_report(const Scenario& s)
     r.dense_layer = models::layer_costs(s.model, s.hw, s.parallel, r.shape, false, sim::comm_setup(s, 0));
   models::check_layer_bounds(r.moe_layer, s.hw);
   models::check_layer_bounds(r.dense_layer, s.hw);
-  r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer);
+  r.step_work = models::step_work_cost(s.model, s.hw, s.parallel, r.shape);
+  models::check_op_bounds(r.step_work, s.hw);
+  r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer) +
+                     r.step_work.duration_us;
   return r;
 }
 
@@ -78,25 +82,46 @@ std::string format_cost_report(const Scenario& s, const CostReport& r)
     out += format_layer("MoE layer", s.model.num_moe_layers(), r.moe_layer);
   if (!r.dense_layer.ops.empty())
     out += format_layer("dense layer", s.model.first_k_dense, r.dense_layer);
+  out += fmt::format("outside the layers (embedding, final norm, LM head, sampler): {:.2f} us, {} kernels\n",
+                     r.step_work.duration_us, r.step_work.kernels);
   out += fmt::format("serial step (no overlap): {:.1f} us\n", r.step_serial_us);
   return out;
 }
 
+namespace {
+std::string explain_cost(const std::string& title, const std::string& name, const OpCost& op)
+{
+  std::string out = fmt::format("{} {} = {:.3f} us ({}), {} kernel launches:\n", title, name, op.duration_us,
+                                models::bound_name(op.bound), op.kernels);
+  if (!op.parts.empty()) {
+    out += fmt::format("  {:<28} {:<30} {:>10}  {}\n", "kernel", "table (floor family)", "us", "shape; launched at");
+    for (const auto& k : op.parts) {
+      const std::string family = (k.timed_by.empty() ? std::string("roofline") : k.timed_by) + " (" +
+                                 (k.floor_family.empty() ? "-" : k.floor_family) + (k.floored ? ", at floor)" : ")");
+      out += fmt::format("  {:<28} {:<30} {:>10.3f}  {}; {}\n", k.name, family, k.us, k.shape,
+                         k.source.empty() ? "-" : k.source);
+    }
+  }
+  // The method lists its terms separated by "; " — one per line reads better.
+  std::string method = op.method;
+  for (size_t pos; (pos = method.find("; ")) != std::string::npos;)
+    method.replace(pos, 2, "\n    ");
+  return out + "    " + method + "\n";
+}
+} // namespace
+
 std::string explain_op(const CostReport& r, const std::string& name)
 {
+  if (name == "STEP")
+    return explain_cost("outside the layers:", name, r.step_work);
   std::string out;
   for (const auto& [title, layer] : {std::pair{"MoE layer", &r.moe_layer}, std::pair{"dense layer", &r.dense_layer}})
-    for (const auto& op : layer->ops) {
-      if (models::op_name(op.kind) != name)
-        continue;
-      out += fmt::format("{} {} = {:.3f} us ({}):\n", title, name, op.duration_us, models::bound_name(op.bound));
-      // The method lists its terms separated by "; " — one per line reads better.
-      std::string method = op.method;
-      for (size_t pos; (pos = method.find("; ")) != std::string::npos;)
-        method.replace(pos, 2, "\n    ");
-      out += "    " + method + "\n";
-    }
-  return out.empty() ? fmt::format("op {} does not occur in this model's layers\n", name) : out;
+    for (const auto& op : layer->ops)
+      if (models::op_name(op.kind) == name)
+        out += explain_cost(title, name, op);
+  return out.empty() ? fmt::format("op {} does not occur in this model's layers (ops: A0 A1 D MLP S C, or STEP)\n",
+                                   name)
+                     : out;
 }
 
 nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r)
@@ -112,6 +137,7 @@ nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r)
     j["moe_layer"] = layer_json(r.moe_layer);
   if (!r.dense_layer.ops.empty())
     j["dense_layer"] = layer_json(r.dense_layer);
+  j["step_work_us"]   = r.step_work.duration_us;
   j["step_serial_us"] = r.step_serial_us;
   return j;
 }

@@ -24,8 +24,10 @@ int main(int argc, char** argv)
   run->add_option("--schedule", run_opt.schedule,
                   "Engine schedule: serial, async_combine, dbo, deepseek_decode, deepseek_prefill (default: from the "
                   "scenario's overlap settings)");
-  run->add_option("--explain", run_opt.explain, "Print the formula and profile terms behind one op's cost")
-      ->check(CLI::IsMember({"A0", "A1", "D", "MLP", "S", "C"}));
+  run->add_option("--explain", run_opt.explain,
+                  "Print every kernel behind one op's cost (family, shape, time, where vLLM launches it) and its "
+                  "terms; STEP: the work outside the layers (embedding, final norm, LM head, sampler)")
+      ->check(CLI::IsMember({"A0", "A1", "D", "MLP", "S", "C", "STEP"}));
   run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");

@@ -170,6 +170,17 @@ void read_interference(YamlMap& root, HwProfile& hw)
   all.finish();
 }
 
+/** @brief kernel_floors: {family: {value: time, source}}: a plain value is in microseconds. */
+void read_kernel_floors(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("kernel_floors"))
+    return;
+  YamlMap all = root.get_map("kernel_floors");
+  for (const auto& key : all.keys())
+    hw.kernel_floor_us[key] = 1e6 * sourced(all, key, UnitKind::time, 1e-6, 0, 1e-3, hw);
+  all.finish();
+}
+
 void read_comm_kernel(YamlMap& root, HwProfile& hw)
 {
   if (!root.has("comm_kernel"))
@@ -257,6 +268,7 @@ models::HwProfile parse_hw_profile(const std::string& path)
   read_efficiency(root, hw);
   read_sm_scaling(root, hw);
   read_interference(root, hw);
+  read_kernel_floors(root, hw);
   read_comm_kernel(root, hw);
   read_tables(root, hw);
   read_sm_tables(root, hw);

@@ -296,6 +296,24 @@ DType hf_weight_dtype(const HfReader& r)
     r.fail(key, fmt::format("unknown dtype '{}'", text), "bfloat16, float16, float32, float8_e4m3fn");
   return t;
 }
+
+/** The attention projections' dtype: an FP8 checkpoint quantizes them like every other linear layer (DeepSeek-V3/R1,
+ *  Kimi-K2: weight_block_size 128x128), unless quantization_config lists attention modules among those it leaves in
+ *  BF16 (`modules_to_not_convert` / `ignored_layers`). MLA's absorbed products and the router stay BF16 anyway. */
+DType hf_attention_dtype(const HfReader& r, DType weights)
+{
+  if (weights != DType::fp8 || !r.has("quantization_config"))
+    return weights;
+  const json& q = r.at("quantization_config");
+  for (const char* list : {"modules_to_not_convert", "ignored_layers"}) {
+    if (!q.contains(list) || !q.at(list).is_array())
+      continue;
+    for (const auto& name : q.at(list))
+      if (name.is_string() && name.get<std::string>().find("attn") != std::string::npos)
+        return DType::bf16;
+  }
+  return weights;
+}
 } // namespace
 
 ModelSpec load_hf_config(const std::string& json_path)
@@ -367,7 +385,7 @@ ModelSpec load_hf_config(const std::string& json_path)
   }
 
   m.weight_dtype   = hf_weight_dtype(r);
-  m.attn_dtype     = m.weight_dtype == DType::fp8 ? DType::bf16 : m.weight_dtype; // MLA/attention kept in BF16
+  m.attn_dtype     = hf_attention_dtype(r, m.weight_dtype);
   m.kv_dtype       = DType::bf16;
   m.dispatch_dtype = DType::fp8;
   m.combine_dtype  = DType::bf16;

@@ -6,13 +6,40 @@ namespace dbosim::models {
 namespace {
 constexpr double act_bytes = 2.0; // bf16 queries, outputs and rotary parts
 
+// Where vLLM launches each kernel (facts from its code, for --explain).
+constexpr const char* src_layer    = "vllm/model_executor/models/deepseek_v2.py: DeepseekV2DecoderLayer.forward";
+constexpr const char* src_mla      = "vllm/model_executor/layers/mla.py: MultiHeadLatentAttentionWrapper.forward";
+constexpr const char* src_mla_impl = "vllm/v1/attention/backends/mla/common.py: MLACommonImpl.forward";
+constexpr const char* src_rope     = "vllm/model_executor/layers/rotary_embedding: RotaryEmbedding.forward";
+constexpr const char* src_gate     = "vllm/model_executor/layers/fused_moe: GateLinear.forward (unquantized router)";
+constexpr const char* src_topk     = "vllm/model_executor/layers/fused_moe: grouped_topk / fused_topk (one kernel)";
+constexpr const char* src_gqa      = "vllm/model_executor/models/qwen3_moe.py: Qwen3MoeAttention.forward";
+
 int heads_per_rank(int heads, int tp) { return heads / tp; }
 
-/** Router: the gate GEMM (bf16 weights, tokens x experts logits) and one top-k/softmax kernel over the logits. */
+/** The residual add fused into the RMSNorm before attention and before the MoE/MLP (vLLM's fused_add_rms_norm):
+ *  reads the hidden state and the residual, writes both. */
+KernelWork fused_add_rmsnorm(const std::string& name, double tokens, int hidden)
+{
+  return launched_at(streaming_kernel(name, tokens, hidden, 2, 2, "rmsnorm"),
+                     std::string(src_layer) + " (" + name + ", fused_add_rms_norm)");
+}
+
+/** Router: the gate GEMM (bf16 weights: the FP8 checkpoints leave it unquantized, tokens x experts logits) and one
+ *  fused top-k kernel over the logits (scoring, group selection, top-k, renormalisation). */
 void add_router(std::vector<KernelWork>& out, const ModelSpec& m, double tokens)
 {
-  out.push_back(gemm_kernel("router_gate", tokens, m.num_routed_experts, m.hidden, m.attn_dtype));
-  out.push_back(streaming_kernel("router_topk", tokens, m.num_routed_experts, 2.0, 0.0, ""));
+  out.push_back(launched_at(gemm_kernel("router_gate", tokens, m.num_routed_experts, m.hidden, DType::bf16), src_gate));
+  out.push_back(
+      launched_at(streaming_kernel("router_topk", tokens, m.num_routed_experts, 2.0, 0.0, ""), src_topk, "reduction"));
+}
+
+/** The post-attention RMSNorm (with its residual add) and, on MoE layers, the router: the tail of A1. */
+void add_a1_tail(std::vector<KernelWork>& out, const ModelSpec& m, double tokens, bool moe_layer)
+{
+  out.push_back(fused_add_rmsnorm("post_attention_layernorm", tokens, m.hidden));
+  if (moe_layer)
+    add_router(out, m, tokens);
 }
 
 std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
@@ -22,30 +49,33 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   const int qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
   const double t    = s.tokens;
   std::vector<KernelWork> out;
-  out.push_back(streaming_kernel("input_rmsnorm", t, m.hidden, 1, 1, "rmsnorm"));
+  out.push_back(fused_add_rmsnorm("input_layernorm", t, m.hidden));
   if (a.q_lora_rank > 0) {
     // vLLM fuses q_a_proj and kv_a_proj_with_mqa into one GEMM over the hidden state.
-    out.push_back(gemm_kernel("fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden,
-                              m.attn_dtype));
-    out.push_back(streaming_kernel("q_a_layernorm", t, a.q_lora_rank, 1, 1, "rmsnorm"));
-    out.push_back(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"));
-    out.push_back(gemm_kernel("q_b_proj", t, h * qk_head, a.q_lora_rank, m.attn_dtype));
+    add_linear(out, "fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden,
+               m.attn_dtype, src_mla);
+    out.push_back(launched_at(streaming_kernel("q_a_layernorm", t, a.q_lora_rank, 1, 1, "rmsnorm"), src_mla));
+    out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
+    add_linear(out, "q_b_proj", t, h * qk_head, a.q_lora_rank, m.attn_dtype, src_mla);
   } else {
-    out.push_back(gemm_kernel("q_proj", t, h * qk_head, m.hidden, m.attn_dtype));
-    out.push_back(gemm_kernel("kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype));
-    out.push_back(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"));
+    add_linear(out, "q_proj", t, h * qk_head, m.hidden, m.attn_dtype, src_mla);
+    add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype, src_mla);
+    out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
   }
   if (s.phase == Phase::prefill) {
     // Prefill runs MLA un-absorbed: the latent of every context token is up-projected to per-head K_nope and V.
     const double context_tokens = double(s.batch) * s.context_len;
-    out.push_back(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
-                              m.attn_dtype));
+    out.push_back(
+        launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
+                                m.attn_dtype),
+                    std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"));
   }
-  // RoPE on q's and k's rotary parts, then the latent + rotary key written to the cache.
-  KernelWork rope = streaming_kernel("rope_and_cache_write", t, (h + 1) * a.qk_rope_head_dim, 1, 1, "");
+  // RoPE on q's and k's rotary parts (one kernel), then the latent + rotary key written to the paged cache (another).
+  out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + 1) * a.qk_rope_head_dim, 1, 1, ""), src_rope));
+  KernelWork cache = streaming_kernel("concat_and_cache_mla", t, a.kv_lora_rank + a.qk_rope_head_dim, 1, 0, "");
   if (t > 0)
-    rope.bytes += t * (a.kv_lora_rank + a.qk_rope_head_dim) * dtype_bytes(m.kv_dtype);
-  out.push_back(rope);
+    cache.bytes += t * (a.kv_lora_rank + a.qk_rope_head_dim) * dtype_bytes(m.kv_dtype);
+  out.push_back(launched_at(cache, "vllm/_custom_ops.py: concat_and_cache_mla (MLA attention layer, KV write)"));
   return out;
 }
 
@@ -58,8 +88,11 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
   const double kv_b = dtype_bytes(m.kv_dtype);
   std::vector<KernelWork> out;
   if (s.phase == Phase::decode) {
-    // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head.
-    out.push_back(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, m.attn_dtype));
+    // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
+    // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
+    out.push_back(
+        launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
+                    std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"));
     KernelWork core;
     core.name          = "mla_decode";
     core.efficiency    = Efficiency::attention;
@@ -72,8 +105,14 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
       core.flops = 2.0 * t * h * s.context_len * (latent + a.kv_lora_rank);
       core.bytes = double(s.batch) * s.context_len * latent * kv_b + t * h * (latent + a.kv_lora_rank) * act_bytes;
     }
+    core.floor_family = "attention";
+    core.source       = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (split-KV kernel)";
     out.push_back(core);
-    out.push_back(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, m.attn_dtype));
+    // FlashMLA's split-KV combine: one more kernel over each split's partial output (fp32) per query head.
+    out.push_back(launched_at(streaming_kernel("mla_decode_combine", t, h * a.kv_lora_rank, 2, 1, ""),
+                              "FlashMLA flash_mla_with_kvcache: combine kernel after the split-KV kernel"));
+    out.push_back(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
+                              std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"));
   } else {
     const int qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
     KernelWork core;
@@ -88,11 +127,13 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
       core.bytes = t * h * (qk_head + a.v_head_dim) * act_bytes +
                    double(s.batch) * s.context_len * h * (qk_head + a.v_head_dim) * act_bytes;
     }
+    core.floor_family = "attention";
+    core.source       = "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention over "
+                        "the up-projected context)";
     out.push_back(core);
   }
-  out.push_back(gemm_kernel("o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype));
-  if (moe_layer)
-    add_router(out, m, t);
+  add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype, src_mla);
+  add_a1_tail(out, m, t, moe_layer);
   return out;
 }
 
@@ -105,12 +146,13 @@ std::vector<KernelWork> gqa_a0(const ModelSpec& m, const ParallelSpec& par, cons
   const int kvh    = kv_heads_per_rank(g, par.tp);
   const double t   = s.tokens;
   std::vector<KernelWork> out;
-  out.push_back(streaming_kernel("input_rmsnorm", t, m.hidden, 1, 1, "rmsnorm"));
-  out.push_back(gemm_kernel("qkv_proj", t, (h + 2 * kvh) * g.head_dim, m.hidden, m.attn_dtype));
-  KernelWork rope = streaming_kernel("rope_and_cache_write", t, (h + kvh) * g.head_dim, 1, 1, "");
+  out.push_back(fused_add_rmsnorm("input_layernorm", t, m.hidden));
+  add_linear(out, "qkv_proj", t, (h + 2 * kvh) * g.head_dim, m.hidden, m.attn_dtype, src_gqa);
+  out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + kvh) * g.head_dim, 1, 1, ""), src_rope));
+  KernelWork cache = streaming_kernel("reshape_and_cache_flash", t, 2 * kvh * g.head_dim, 1, 0, "");
   if (t > 0)
-    rope.bytes += t * 2.0 * kvh * g.head_dim * dtype_bytes(m.kv_dtype);
-  out.push_back(rope);
+    cache.bytes += t * 2.0 * kvh * g.head_dim * dtype_bytes(m.kv_dtype);
+  out.push_back(launched_at(cache, "vllm/_custom_ops.py: reshape_and_cache_flash (attention layer, KV write)"));
   return out;
 }
 
@@ -144,10 +186,11 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
       core.bytes = t * h * g.head_dim * 2 * act_bytes + double(s.batch) * s.context_len * 2.0 * kvh * g.head_dim * kv_b;
     }
   }
+  core.floor_family = "attention";
+  core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
   out.push_back(core);
-  out.push_back(gemm_kernel("o_proj", t, m.hidden, h * g.head_dim, m.attn_dtype));
-  if (moe_layer)
-    add_router(out, m, t);
+  add_linear(out, "o_proj", t, m.hidden, h * g.head_dim, m.attn_dtype, src_gqa);
+  add_a1_tail(out, m, t, moe_layer);
   return out;
 }
 } // namespace

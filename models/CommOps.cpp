@@ -27,6 +27,31 @@ int launches(OpKind kind, All2AllBackend b)
   }
   return 1;
 }
+
+/** The kernels a backend launches for D or C, and where (for --explain). */
+std::string kernels_launched(OpKind kind, All2AllBackend b)
+{
+  const bool d = kind == OpKind::D;
+  switch (b) {
+  case All2AllBackend::nccl:
+    return "ncclAllToAll-style send/recv (vllm/distributed/device_communicators/all2all.py)";
+  case All2AllBackend::deepep_low_latency:
+    return d ? "DeepEP low_latency_dispatch: send kernel (FP8 cast fused) + recv hook (vllm/model_executor/layers/"
+               "fused_moe/deepep_ll_prepare_finalize.py: prepare)"
+             : "DeepEP low_latency_combine: send kernel + recv hook with the top-k weighted reduce (vllm/model_executor/"
+               "layers/fused_moe/deepep_ll_prepare_finalize.py: finalize)";
+  case All2AllBackend::deepep_high_throughput:
+    return d ? "DeepEP get_dispatch_layout + dispatch (vllm/model_executor/layers/fused_moe/"
+               "deepep_ht_prepare_finalize.py: prepare)"
+             : "DeepEP combine (vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: finalize)";
+  case All2AllBackend::deepep_v2:
+    return d ? "DeepEP v2 ElasticBuffer layout + dispatch (vllm/model_executor/layers/fused_moe/prepare_finalize/"
+               "deepep_v2.py: prepare)"
+             : "DeepEP v2 ElasticBuffer combine (vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: "
+               "finalize / finalize_async)";
+  }
+  return "?";
+}
 } // namespace
 
 double dispatch_bytes_per_copy(const ModelSpec& m)
@@ -65,7 +90,8 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.recv_us     = w.recv_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
-  c.method = fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
+  c.method = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
+             fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
                          "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
                          op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
                          w.nvlink_bytes, w.rdma_bytes, w.bottleneck, c.duration_us);

@@ -26,16 +26,39 @@ ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepSh
   return l;
 }
 
+namespace {
+constexpr const char* src_masked = "vllm/model_executor/layers/fused_moe/batched_deep_gemm_moe.py: "
+                                   "BatchedDeepGemmExperts.apply";
+constexpr const char* src_contig = "vllm/model_executor/layers/fused_moe/deep_gemm_moe.py: DeepGemmExperts.apply";
+constexpr const char* src_mlp    = "vllm/model_executor/models/deepseek_v2.py: DeepseekV2MLP.forward";
+} // namespace
+
 std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
                                            int redundant_experts)
 {
   const ExpertLoad l = expert_load(m, par, s, redundant_experts);
+  // DeepEP low-latency hands the experts a masked [experts, max tokens, hidden] FP8 buffer (no permutation); the
+  // other backends deliver tokens in arrival order, which the experts permute into expert-contiguous rows first and
+  // un-permute and reduce (top-k weights) after.
+  const bool masked     = par.ep > 1 && par.backend == All2AllBackend::deepep_low_latency;
+  const bool low_bits   = dtype_bytes(m.weight_dtype) < 2;
+  const char* src       = masked ? src_masked : src_contig;
+  const std::string act = low_bits ? "experts_silu_mul_quant" : "experts_silu_mul";
   std::vector<KernelWork> out;
-  out.push_back(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts, 2 * l.intermediate,
-                                    m.hidden, m.weight_dtype));
-  out.push_back(streaming_kernel("experts_silu_mul", l.rows, l.intermediate, 2, 1, "silu_mul"));
-  out.push_back(grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden, l.intermediate,
-                                    m.weight_dtype));
+  if (!masked)
+    out.push_back(launched_at(streaming_kernel("experts_permute", l.rows, m.hidden, 1, 1, ""),
+                              std::string(src) + " (permute rows to expert-contiguous order)"));
+  out.push_back(launched_at(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts,
+                                                2 * l.intermediate, m.hidden, m.weight_dtype),
+                            src));
+  // SiLU-and-mul, fused with the FP8 quantization of the down GEMM's input when the experts are 8-bit.
+  out.push_back(launched_at(streaming_kernel(act, l.rows, l.intermediate, 2, 1, "silu_mul"), src));
+  out.push_back(launched_at(grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden,
+                                                l.intermediate, m.weight_dtype),
+                            src));
+  if (!masked)
+    out.push_back(launched_at(streaming_kernel("experts_unpermute_reduce", l.rows, m.hidden, 1, 0, ""),
+                              std::string(src) + " (un-permute and top-k weighted reduce)"));
   return out;
 }
 
@@ -45,9 +68,10 @@ std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const Model
   const int width = intermediate / par.tp;
   const double t  = s.tokens;
   std::vector<KernelWork> out;
-  out.push_back(gemm_kernel(prefix + "_gate_up", t, 2 * width, m.hidden, m.weight_dtype));
-  out.push_back(streaming_kernel(prefix + "_silu_mul", t, width, 2, 1, "silu_mul"));
-  out.push_back(gemm_kernel(prefix + "_down", t, m.hidden, width, m.weight_dtype));
+  add_linear(out, prefix + "_gate_up", t, 2 * width, m.hidden, m.weight_dtype, src_mlp);
+  out.push_back(launched_at(streaming_kernel(prefix + "_silu_mul", t, width, 2, 1, "silu_mul"),
+                            "vllm/model_executor/layers/activation.py: SiluAndMul.forward"));
+  add_linear(out, prefix + "_down", t, m.hidden, width, m.weight_dtype, src_mlp);
   return out;
 }
 

@@ -77,6 +77,9 @@ struct HwProfile {
   std::map<std::string, SmScaling> sm_scaling;  ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
   std::vector<SmTable> sm_tables;               ///< per-shape speeds at measured SM counts (before sm_scaling)
   std::map<std::string, double> interference;   ///< slowdown factors: "compute_with_comm", "compute_with_comm_partitioned"
+  /// Per kernel family, the least GPU time one launch takes (tiny sizes, back to back in a CUDA graph, the graph's
+  /// per-kernel gap excluded): "gemm", "grouped_gemm", "rmsnorm", "elementwise", "reduction", "quant", ...
+  std::map<std::string, double> kernel_floor_us;
   Curve comm_kernel_bytes_per_s_by_sms;         ///< SM-resident copy kernel bandwidth vs SMs (CTAs) it holds
 
   std::map<std::string, std::string> sources;   ///< per scalar key: where the number comes from

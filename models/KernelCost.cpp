@@ -57,22 +57,24 @@ std::string efficiency_name(Efficiency e)
 }
 
 double activation_in_bytes(DType weight_dtype) { return std::min(2.0, dtype_bytes(weight_dtype)); }
-} // namespace
 
-KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
+/** The kernel's time from its table or the roofline, before its floor. */
+KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
 {
   KernelTime out;
-  if (k.flops <= 0 && k.bytes <= 0) {
-    out.method = fmt::format("{}: no work", k.name);
-    return out;
-  }
-  if (!k.table_family.empty()) {
-    if (const OpTable* t = find_table(hw, k.table_family, k.table_dims)) {
+  for (const std::string* family : {&k.table_prefer, &k.table_family}) {
+    if (family->empty())
+      continue;
+    if (const OpTable* t = find_table(hw, *family, k.table_dims)) {
       TableLookup how = TableLookup::exact;
-      out.us          = table_us(t->us_by_tokens, k.table_tokens, &how);
+      const double us = table_us(t->us_by_tokens, k.table_tokens, &how);
+      out.us          = us * k.table_scale;
       out.bound       = Bound::table;
-      out.method      = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name,
-                                    table_key(k.table_family, k.table_dims), k.table_tokens, table_lookup_name(how), out.us);
+      out.table       = *family;
+      out.method      = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
+                                    k.table_tokens, table_lookup_name(how), us);
+      if (k.table_scale != 1)
+        out.method += fmt::format(" x {:.4g} (active share of the table's experts) = {:.3f} us", k.table_scale, out.us);
       return out;
     }
   }
@@ -98,6 +100,26 @@ KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
                            compute_us, k.bytes, hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
   return out;
 }
+} // namespace
+
+KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
+{
+  if (k.flops <= 0 && k.bytes <= 0) {
+    KernelTime none;
+    none.method = fmt::format("{}: no work", k.name);
+    return none;
+  }
+  KernelTime out = unfloored_time(hw, k);
+  if (k.floor_family.empty())
+    return out;
+  auto floor = hw.kernel_floor_us.find(k.floor_family);
+  if (floor != hw.kernel_floor_us.end() && out.us < floor->second) {
+    out.method += fmt::format(" -> floor {} {:.3f} us", k.floor_family, floor->second);
+    out.us      = floor->second;
+    out.floored = true;
+  }
+  return out;
+}
 
 KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType weight_dtype)
 {
@@ -108,6 +130,10 @@ KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType we
   w.table_family  = "gemm_" + dtype_name(weight_dtype);
   w.table_dims    = {{"n", n}, {"k", k}};
   w.table_tokens  = m;
+  w.floor_family  = weight_dtype == DType::bf16 ? "gemm" : "gemm_fp8";
+  if (weight_dtype == DType::fp8)
+    w.table_prefer = "gemm_fp8_block";
+  w.shape         = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
   if (m <= 0)
     return w;
   w.flops        = 2.0 * m * n * k;
@@ -125,7 +151,14 @@ KernelWork grouped_gemm_kernel(const std::string& name, double rows, double acti
   w.efficiency    = Efficiency::gemm;
   w.table_family  = "grouped_gemm_" + dtype_name(weight_dtype);
   w.table_dims    = {{"experts", local_experts}, {"n", n}, {"k", k}};
-  w.table_tokens  = local_experts > 0 ? rows / local_experts : 0;
+  w.floor_family  = "grouped_gemm";
+  w.shape = fmt::format("{:.4g} rows over {:.4g} of {} experts, N={} K={} {}", rows, active_experts, local_experts, n,
+                        k, dtype_name(weight_dtype));
+  // The table loads every local expert with the same tokens; the kernel skips experts without tokens (DeepGEMM's
+  // masked layout, CUTLASS grouped GEMMs), so it runs table(tokens per active expert) on the active share.
+  const double active = std::clamp(active_experts, 0.0, double(local_experts));
+  w.table_tokens      = active > 0 ? rows / active : 0;
+  w.table_scale       = local_experts > 0 && active > 0 ? active / local_experts : 1;
   if (rows <= 0)
     return w;
   w.flops        = 2.0 * rows * n * k;
@@ -140,6 +173,8 @@ KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int 
   w.name          = name;
   w.compute_dtype = weight_dtype;
   w.efficiency    = Efficiency::gemm;
+  w.floor_family  = "gemm";
+  w.shape         = fmt::format("{:g} rows x {} heads, N={} K={} {}", rows, heads, n, k, dtype_name(weight_dtype));
   if (rows <= 0)
     return w;
   w.flops        = 2.0 * rows * heads * n * k;
@@ -157,9 +192,39 @@ KernelWork streaming_kernel(const std::string& name, double rows, int width, dou
   w.table_family = family;
   w.table_dims   = {{"hidden", width}};
   w.table_tokens = rows;
+  w.floor_family = family.empty() ? "elementwise" : family;
+  w.shape        = fmt::format("{:g} x {}", rows, width);
   if (rows <= 0)
     return w;
   w.bytes = rows * width * (reads + writes) * activation_out_bytes; // FLOPs not counted: element-wise, memory-bound
+  return w;
+}
+
+KernelWork activation_quant_kernel(const std::string& name, double rows, int width)
+{
+  KernelWork w = streaming_kernel(name, rows, width, 1, 0, "");
+  w.floor_family = "quant";
+  if (rows > 0)
+    w.bytes += rows * width * 1.0 + rows * (width / 128.0) * 4.0; // FP8 out + one fp32 scale per group of 128
+  return w;
+}
+
+void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
+                const std::string& source)
+{
+  if (dtype_bytes(weight_dtype) < 2)
+    out.push_back(launched_at(activation_quant_kernel(name + "_input_quant", m, k),
+                              "vllm/model_executor/layers/quantization/utils/fp8_utils.py: per_token_group_quant_fp8 "
+                              "(before " +
+                                  name + ")"));
+  out.push_back(launched_at(gemm_kernel(name, m, n, k, weight_dtype), source));
+}
+
+KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family)
+{
+  w.source = source;
+  if (!floor_family.empty())
+    w.floor_family = floor_family;
   return w;
 }
 

@@ -26,16 +26,29 @@ struct KernelWork {
   std::string table_family; ///< HwProfile::tables family that may cover it; empty = none
   std::map<std::string, int> table_dims;
   double table_tokens = 0; ///< the table's interpolation axis (M, tokens per expert, batch, ...)
+  /// A table family tried before `table_family` for the duration (same dims and axis): FP8 GEMMs prefer the
+  /// block-scaled measurement (1x128 activation / 128x128 weight scales, as DeepSeek-style FP8 checkpoints and
+  /// DeepGEMM run) over the per-tensor one; `table_family` keeps naming the kernel for its SM tables.
+  std::string table_prefer;
+  /// The kernel runs this fraction of the table's work: a grouped GEMM whose table loads every local expert when only
+  /// some of them receive tokens (the kernel skips empty experts) takes table(tokens per active expert) x active/local.
+  double table_scale = 1;
+  std::string floor_family; ///< HwProfile::kernel_floor_us key: the least a launch of this kind takes ("" = none)
+  std::string shape;        ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
+  std::string source;       ///< where a serving engine launches it (vLLM file: function), for --explain
 };
 
 /** @brief A kernel's duration on the whole GPU and how it was obtained. */
 struct KernelTime {
-  double us   = 0;
-  Bound bound = Bound::memory;
+  double us    = 0;
+  Bound bound  = Bound::memory;
+  bool floored = false; ///< the family's measured floor set the time
+  std::string table;    ///< the table family that timed it ("" = the roofline)
   std::string method;
 };
 
-/** @brief Duration of `k` on the whole GPU of `hw`.
+/** @brief Duration of `k` on the whole GPU of `hw`: its table (times table_scale) or roofline, and never less than
+ *  the profile's floor for its floor family (a kernel that does any work).
  *  @throws std::invalid_argument when the profile lacks a number the roofline needs. */
 KernelTime kernel_time(const HwProfile& hw, const KernelWork& k);
 
@@ -63,5 +76,17 @@ KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int 
  *  tensors (RMSNorm: 1/1, SiLU-and-mul: 2/1). Table family `family` (may be empty), dims {hidden: width}. */
 KernelWork streaming_kernel(const std::string& name, double rows, int width, double reads, double writes,
                             const std::string& family);
+
+/** @brief The activation quantization before a linear layer with 8-bit weights (vLLM's W8A8 FP8 linears quantize
+ *  their bf16 input per token group of 128: one kernel, bf16 in, FP8 + fp32 scales out). Floor family `quant`. */
+KernelWork activation_quant_kernel(const std::string& name, double rows, int width);
+
+/** @brief A linear layer as a serving engine launches it: the activation quantization (8-bit weights) then the GEMM,
+ *  each tagged with `source` (where vLLM launches it). */
+void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
+                const std::string& source);
+
+/** @brief `w` tagged with the place a serving engine launches it (vLLM file: function) and its floor family. */
+KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family = "");
 
 } // namespace dbosim::models

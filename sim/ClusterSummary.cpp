@@ -19,12 +19,15 @@ Spread spread_of(std::vector<double> v)
 ClusterMetrics cluster_metrics(const ClusterPlan& plan, const ClusterTimeline& tl)
 {
   ClusterMetrics m;
-  m.step_time_us = tl.step_time();
+  // Each rank's step: its layers' timeline, then its work outside the layers (embedding, final norm, LM head,
+  // sampler) on its own batch.
+  m.step_time_us = tl.step_time() + (plan.classes.empty() ? 0 : plan.classes.front().step_work_us);
   m.classes      = plan.num_classes();
   std::vector<double> step, rows, work;
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     const RankLoad& l = plan.ranks[r];
-    step.push_back(tl.classes[l.rank_class].step_time());
+    step.push_back(tl.classes[l.rank_class].step_time() +
+                   plan.classes[static_cast<std::size_t>(l.rank_class)].step_work_us);
     rows.push_back(l.expert_rows);
     work.push_back(l.own_work_us);
     if (l.own_work_us > plan.ranks[m.straggler].own_work_us)

@@ -141,7 +141,8 @@ private:
 Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
 {
   Metrics m;
-  m.step_time_us      = tl.step_time();
+  m.step_work_us      = sched.step_work_us;
+  m.step_time_us      = tl.step_time() + m.step_work_us;
   const OpGraph& g    = sched.graph;
   const std::size_t n = sched.num_ops();
 
@@ -174,7 +175,8 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
   const Intervals comm_u    = merged(comm);
   const Intervals compute_u = merged(compute);
   m.comm_us                 = union_length(comm_u);
-  m.compute_us              = union_length(compute_u);
+  m.compute_us              = union_length(compute_u) + m.step_work_us;
+  busy[static_cast<int>(StreamId::compute)] += m.step_work_us;
   m.overlap_us              = intersection_length(comm_u, compute_u);
   m.exposed_comm_us         = m.comm_us - m.overlap_us;
   for (int s = 0; s < num_streams; ++s)
@@ -182,6 +184,8 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
   m.host_busy_pct = m.step_time_us > 0 ? 100.0 * host_busy / m.step_time_us : 0;
   if (n > 0)
     m.critical_path_us = CriticalPath(sched, tl).walk(last);
+  if (m.step_work_us > 0)
+    m.critical_path_us["step_work"] += m.step_work_us;
   return m;
 }
 

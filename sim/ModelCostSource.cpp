@@ -2,6 +2,7 @@
 #include "sim/StepPlanBuilder.hpp"
 
 #include "models/CostGuards.hpp"
+#include "models/StepWork.hpp"
 
 namespace dbosim::sim {
 
@@ -27,6 +28,11 @@ CostSource model_cost_source(const Scenario& sc)
             models::routed_mlp_cost(s->model, s->hw, s->parallel, shape, s->cluster.routing.redundant_experts);
         models::check_op_bounds(mlp, s->hw);
         return mlp;
+      },
+      [s](const models::StepShape& shape) {
+        models::OpCost work = models::step_work_cost(s->model, s->hw, s->parallel, shape);
+        models::check_op_bounds(work, s->hw);
+        return work;
       },
   };
 }

@@ -11,6 +11,7 @@ ScheduleBuilder::ScheduleBuilder(const StepPlan& plan, std::string name) : plan_
   sched_.name         = std::move(name);
   sched_.num_layers   = plan.num_layers;
   sched_.num_ubatches = plan.num_ubatches();
+  sched_.step_work_us = plan.step_work_us;
   issued_.assign(static_cast<std::size_t>(plan.num_ubatches() * plan.num_layers * num_op_kinds), 0);
 }
 

@@ -27,6 +27,7 @@ struct Schedule {
   std::string name;
   int num_layers   = 0;
   int num_ubatches = 1;
+  double step_work_us = 0; ///< StepPlan::step_work_us: serial after the last op, on the compute stream
   OpGraph graph;
   /** @brief Host issue order over all threads. DBO's micro-batch threads hand the CPU to each other (yield), so
    *  only one issues at a time and their interleaving is one sequence. */

@@ -64,6 +64,10 @@ struct StepPlan {
   HostParams host;
   GpuParams gpu;
   std::vector<std::string> notes; ///< decisions taken while building the plan (threshold, forced modes, ...)
+  /** The step's work outside the layers (embedding, final norm, LM head over the sampled positions, sampler) on the
+   *  whole batch, serial after the last layer of every micro-batch: its kernels' time plus their launch gaps. */
+  double step_work_us = 0;
+  int step_work_kernels = 0;
 
   bool moe_layer(int layer) const { return layer >= first_k_dense; }
   int num_ubatches() const { return static_cast<int>(ubatches.size()); }

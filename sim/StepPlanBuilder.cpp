@@ -145,6 +145,22 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   plan.host.stream_sync_us       = hw.stream_sync_us;
   plan.host.host_sync_after_comm = host_sync;
 
+  // ---- The step's work outside the layers, on the whole batch after both micro-batches: its kernels back to back
+  //      on the compute stream, each with the graph's per-kernel gap; eager, the host launches each one.
+  if (costs.step_work) {
+    models::StepShape whole;
+    whole.phase       = w.phase;
+    whole.tokens      = padded;
+    whole.batch       = w.tokens_per_rank > 0 ? w.batch : 0;
+    whole.context_len = w.context_len;
+    const models::OpCost work = costs.step_work(whole);
+    const double gpu_us       = work.duration_us + work.kernels * plan.host.kernel_gap_us;
+    plan.step_work_us         = plan.host.cuda_graph ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
+    plan.step_work_kernels    = work.kernels;
+    if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
+      throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
+  }
+
   // ---- Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy.
   const int compute_sms = hw.sm_count - plan.gpu.comm_sms;
   for (int u = 0; u < nub; ++u) {

@@ -20,6 +20,9 @@ struct CostSource {
   /** @brief The routed experts' op alone for one rank's tokens (the cluster plan re-costs it per rank); empty: the
    *  MLP of `layer` is used. */
   std::function<models::OpCost(const models::StepShape& shape)> mlp;
+  /** @brief The step's work outside the layers (embedding, final norm, LM head, sampler) for the rank's whole shape;
+   *  empty: none (synthetic plans). */
+  std::function<models::OpCost(const models::StepShape& shape)> step_work;
 };
 
 /** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */

@@ -31,6 +31,7 @@ json summary_json(const StepPlan& plan, const Metrics& m)
   return json{
       {"schedule", plan.schedule},
       {"step_time_us", ns(m.step_time_us)},
+      {"step_work_us", ns(m.step_work_us)},
       {"per_layer_us", per_layer},
       {"exposed_comm_us", ns(m.exposed_comm_us)},
       {"overlap_us", ns(m.overlap_us)},
@@ -69,8 +70,12 @@ std::string summary_text(const StepPlan& plan, const Metrics& m)
       hi = std::max(hi, us);
     }
     out += fmt::format("per layer        {:10.1f} us mean ({:.1f} .. {:.1f})\n",
-                       m.step_time_us / static_cast<double>(m.per_layer_us.size()), lo, hi);
+                       (m.step_time_us - m.step_work_us) / static_cast<double>(m.per_layer_us.size()), lo, hi);
   }
+  if (plan.step_work_kernels > 0)
+    out += fmt::format("outside layers   {:10.1f} us  (embedding, final norm, LM head, sampler: {} kernels, after the "
+                       "layers)\n",
+                       m.step_work_us, plan.step_work_kernels);
   out += fmt::format("comm             {:10.1f} us  exposed {:.1f} us  overlapped {:.1f} us\n", m.comm_us,
                      m.exposed_comm_us, m.overlap_us);
   out += fmt::format("busy             compute {:.1f}%  comm {:.1f}%  host {:.1f}%\n", m.stream_busy_pct[0],

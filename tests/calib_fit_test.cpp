@@ -10,6 +10,8 @@
 #include <set>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 using namespace dbosim::calib;
 
@@ -167,4 +169,21 @@ TEST_CASE("calib: the committed h200 profile is the fit of the committed raw res
   REQUIRE(rows.size() == 3);
   for (const auto& r : rows)
     CHECK(std::abs(r.rel_diff) < 0.10);
+}
+
+TEST_CASE("calib: refit replays the fit recorded in the shipped h200 profile, byte for byte", "[quick]")
+{
+  const std::string src     = DBOSIM_SOURCE_DIR;
+  const std::string profile = src + "/hwprofiles/h200.yaml";
+  const RefitInputs in      = refit_inputs(profile, src);
+  CHECK(in.options.raw_results == "tests/data/calib/h200_raw.jsonl"); // recorded relative to the repository
+  CHECK(in.options.skip_families == std::vector<std::string>{"mla_decode"});
+  std::ifstream file(profile);
+  const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK(profile_yaml(fit_profile(in.records), in.options) == shipped);
+  // the profile names the command that made it
+  CHECK(shipped.find("fit_command: \"dbosim-calibrate fit --raw tests/data/calib/h200_raw.jsonl") !=
+        std::string::npos);
+  // a profile that does not record its fit says which key is missing
+  CHECK_THROWS_WITH(recorded_fit(kData + "h200_datasheet.yaml"), Catch::Contains("provenance.raw_results"));
 }

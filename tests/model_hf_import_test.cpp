@@ -91,6 +91,16 @@ TEST_CASE("config::ModelLoader: HF key variants", "[quick]")
     CHECK(m.weight_dtype == DType::bf16);
     CHECK(m.attn_dtype == DType::bf16);
   }
+  SECTION("FP8 checkpoint: attention projections FP8 unless quantization_config leaves attention in BF16")
+  {
+    const ModelSpec fp8 = dbosim::load_hf_config(data("deepseek-v3/config.json"));
+    CHECK(fp8.weight_dtype == DType::fp8);
+    CHECK(fp8.attn_dtype == DType::fp8);
+    const std::string kept = R"("quant_method": "fp8", "modules_to_not_convert": ["model.layers.0.self_attn"],)";
+    const ModelSpec m      = dbosim::load_hf_config(write_temp("v3attnbf16.json", v3_with(R"("quant_method": "fp8",)", kept)));
+    CHECK(m.weight_dtype == DType::fp8);
+    CHECK(m.attn_dtype == DType::bf16);
+  }
 }
 
 TEST_CASE("config::ModelLoader: HF import errors name the file and the key", "[quick]")

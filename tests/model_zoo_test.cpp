@@ -38,7 +38,7 @@ TEST_CASE("config::ModelLoader: zoo facts (HF config.json)", "[quick]")
   CHECK(v3.attention == AttentionKind::mla);
   CHECK(v3.mla.kv_lora_rank == 512);
   CHECK(v3.weight_dtype == DType::fp8);
-  CHECK(v3.attn_dtype == DType::bf16);
+  CHECK(v3.attn_dtype == DType::fp8); // the FP8 checkpoint's attention projections are block-quantized too
 
   // DeepSeek-R1 is the V3 architecture: equal apart from its name and source
   ModelSpec r1 = dbosim::load_model_zoo("deepseek-r1");

@@ -84,10 +84,12 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
   SECTION("kernel launches per op (MLA decode)")
   {
     const LayerCosts lc = layer_costs(v3, hw, ep8(), decode(64, 4096), true, test_comm());
-    CHECK(lc.find(OpKind::A0)->kernels == 6);  // norm, fused q_a/kv_a, 2 latent norms, q_b, rope+cache
-    CHECK(lc.find(OpKind::A1)->kernels == 6);  // W_UK, FlashMLA, W_UV, o_proj, gate, top-k
-    CHECK(lc.find(OpKind::MLP)->kernels == 3); // grouped gate_up, silu_mul, grouped down
-    CHECK(lc.find(OpKind::S)->kernels == 3);
+    // norm, FP8 quant, fused q_a/kv_a, 2 latent norms, FP8 quant, q_b, rope, cache write
+    CHECK(lc.find(OpKind::A0)->kernels == 9);
+    // W_UK, FlashMLA split-KV, FlashMLA combine, W_UV, FP8 quant, o_proj, post-attention norm, gate, top-k
+    CHECK(lc.find(OpKind::A1)->kernels == 9);
+    CHECK(lc.find(OpKind::MLP)->kernels == 3); // masked grouped gate_up, SiLU-mul + FP8 quant, grouped down
+    CHECK(lc.find(OpKind::S)->kernels == 5);   // quant, gate_up, SiLU-mul, quant, down
     CHECK(lc.find(OpKind::D)->kernels == 2); // low-latency: send + receive hook
     CHECK(lc.find(OpKind::C)->kernels == 2);
   }
@@ -117,8 +119,9 @@ TEST_CASE("models::layer_costs: two micro-batches read the weights twice", "[qui
     CHECK(2 * half.find(k)->bytes > whole.find(k)->bytes);
     // FLOPs split in half (A1's attention FLOPs too: each request attends to its own context)
     CHECK(2 * half.find(k)->flops == Approx(whole.find(k)->flops));
-    // memory-bound at 32 tokens: the two halves together take longer than the whole
-    CHECK(2 * half.find(k)->duration_us > whole.find(k)->duration_us * 1.5);
+    // memory-bound at 32 tokens: the two halves together take longer than the whole (A1 less so: each request's KV
+    // is read once whichever half holds it; only its FP8 o_proj and BF16 W_UK/W_UV weights are read twice)
+    CHECK(2 * half.find(k)->duration_us > whole.find(k)->duration_us * (k == OpKind::A1 ? 1.25 : 1.5));
   }
   // Routed experts: at 16 and 32 tokens/rank (128 and 256 tokens over EP8), almost every local expert is active
   // either way, so the halves read nearly twice the expert weights of the whole.

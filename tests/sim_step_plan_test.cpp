@@ -39,6 +39,7 @@ CostSource linear_costs(int sm_count)
       },
       [sm_count](const models::OpCost& c, int sms) { return c.duration_us * sm_count / sms; },
       {}, // no separate MLP cost: the layer's
+      {}, // no work outside the layers
   };
 }
 
