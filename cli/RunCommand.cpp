@@ -3,6 +3,7 @@
 #include "cli/EngineRun.hpp"
 #include "cli/ServingCommand.hpp"
 #include "config/AtomicFile.hpp"
+#include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
 #include "sim/OutputGuards.hpp"
@@ -18,19 +19,29 @@ int run_command(const RunOptions& opt)
     fmt::print("{}", format_param_table());
     return 0;
   }
-  const Scenario s      = load_scenario(opt.scenario);
-  if (has_serving_workload(s))
+  const Scenario s = load_scenario(opt.scenario);
+  if (has_serving_workload(s)) {
+    std::string flags;
+    for (const auto& [set, flag] : {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
+                                    std::pair{!opt.schedule.empty(), "--schedule"}})
+      if (set)
+        flags += (flags.empty() ? "" : ", ") + std::string(flag);
+    if (!flags.empty())
+      throw InputError(opt.scenario, fmt::format("{} appl{} to one-step scenarios; this one is a serving run "
+                                                 "(workload.num_prompts or workload.trace), which would ignore it",
+                                                 flags, flags.find(',') == std::string::npos ? "ies" : "y"));
     return serving_command(s, opt.out_dir, opt.simgrid_args);
+  }
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
   if (!opt.explain.empty())
     fmt::print("{}", explain_op(cost, opt.explain));
 
   nlohmann::ordered_json summary;
-  summary["scenario"] = s.name;
-  summary["model"]    = s.model.name;
-  summary["seed"]     = s.seed;
-  summary["costs"]    = cost_report_json(s, cost);
+  summary["scenario"]                   = s.name;
+  summary["model"]                      = s.model.name;
+  summary["seed"]                       = s.seed;
+  summary["costs"]                      = cost_report_json(s, cost);
   const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();

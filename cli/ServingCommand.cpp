@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
 namespace dbosim::cli {
 
@@ -24,13 +25,25 @@ bool has_serving_workload(const Scenario& s) { return s.requests.num_prompts > 0
 int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args)
 {
   using namespace serving;
-  const auto t0                 = std::chrono::steady_clock::now();
-  const KvCapacity kv           = kv_capacity(s);
-  const ServingParams params    = serving_params(s, kv);
+  const auto t0        = std::chrono::steady_clock::now();
+  const KvCapacity kv  = kv_capacity(s);
+  ServingParams params = serving_params(s, kv);
+  if (isatty(STDERR_FILENO)) // progress for a person watching; never in a log or a pipe (outputs stay reproducible)
+    params.on_progress = [t0, last = t0](int pass, std::size_t done, std::size_t total) mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(500))
+        return;
+      last = now;
+      fmt::print(stderr, "\rserving run: pass {}, {}/{} requests finished, {:.0f} s", pass, done, total,
+                 std::chrono::duration<double>(now - t0).count());
+      std::fflush(stderr);
+    };
   std::vector<Request> requests = make_requests(s.requests, s.seed);
   EngineOracle oracle(s, 0, simgrid_args);
   StepCache cache;
   const ServingResult res = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
+  if (params.on_progress)
+    fmt::print(stderr, "\r\033[K"); // clear the progress line
   const json bucket_error = measure_bucket_error(res, cache, oracle, s.serving.exact_samples);
 
   json block               = serving_metrics(res, params.gpus);

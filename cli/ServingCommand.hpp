@@ -20,9 +20,12 @@ struct SweepOptions {
   std::string out_dir = "out";
   int jobs            = 0; ///< points at once; 0: the machine's cores
   std::string dbosim;      ///< the program each point runs; empty: this one (/proc/self/exe)
+  bool resume = false;     ///< keep points whose scenario is unchanged and whose summary.json an earlier run wrote
 };
 
-/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR]`: DIR/points/NNNN/, DIR/sweep.csv, a printed table. */
+/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR] [--resume]`: DIR/points/NNNN/, DIR/sweep.csv, a printed table.
+ *  Every point is loaded (checked against the parameter table) before any runs; a point folder past the sweep's
+ *  points is removed; SIGINT/SIGTERM are forwarded to the running points, which are waited for. */
 int sweep_command(const SweepOptions& opt);
 
 } // namespace dbosim::cli

@@ -5,6 +5,7 @@
 
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
@@ -12,13 +13,17 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -100,6 +105,91 @@ const char* const serving_cols[] = {"mean_ttft_ms",
 
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : "?"; }
 
+/** @brief Removes points/NNNN folders an earlier, larger sweep into the same --out left past `count`. */
+void remove_stale_points(const std::string& points_dir, std::size_t count)
+{
+  std::error_code ec;
+  if (!fs::is_directory(points_dir, ec))
+    return;
+  for (const auto& entry : fs::directory_iterator(points_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool numbered    = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+    if (numbered && name.size() < 10 && std::stoul(name) >= count)
+      fs::remove_all(entry.path(), ec);
+  }
+}
+
+/** @brief An earlier run finished this point: the same point scenario, and a summary.json (written last, atomically).
+ */
+bool finished_point(const std::string& dir, const std::string& yaml)
+{
+  std::error_code ec;
+  if (!fs::is_regular_file(dir + "/summary.json", ec) || !fs::is_regular_file(dir + "/scenario.yaml", ec))
+    return false;
+  try {
+    return read_input_file(dir + "/scenario.yaml") == yaml;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+/** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
+ *  runs; a bad value is reported at the sweep line of the axis holding the offending key (else the first axis). */
+void check_point(const std::string& file, const std::string& scenario, const std::vector<SweepAxis>& axes,
+                 const std::vector<std::size_t>& idx, std::size_t index)
+{
+  try {
+    load_scenario(file);
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    if (what.rfind(file, 0) == 0)
+      what = what.substr(file.size());
+    int line = 0, col = 0, used = 0;
+    if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+      what = what.substr(static_cast<std::size_t>(used));
+    else if (what.rfind(": ", 0) == 0)
+      what = what.substr(2);
+    std::size_t axis = 0;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      for (const std::string& k : axes[a].keys)
+        if (k == e.key() || k.substr(k.find('.') + 1) == e.key())
+          axis = a;
+    std::string label;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
+        label +=
+            fmt::format("{}{}={}", label.empty() ? "" : ", ", axes[a].keys[k], scalar_text(axes[a].values[idx[a]][k]));
+    throw InputError(scenario, axes[axis].line, axes[axis].col, "sweep",
+                     fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
+  }
+}
+
+/** @brief SIGINT and SIGTERM, while a sweep runs, only set a flag (the loop forwards them to the points). */
+class StopOnSignal {
+public:
+  StopOnSignal()
+  {
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { signal_ = sig; };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignal()
+  {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignal(const StopOnSignal&)            = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  static int requested() { return signal_; }
+
+private:
+  static inline volatile std::sig_atomic_t signal_ = 0;
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
 } // namespace
 
 int sweep_command(const SweepOptions& opt)
@@ -109,35 +199,65 @@ int sweep_command(const SweepOptions& opt)
     throw InputError(opt.scenario, 0, 0, "sweep", "the scenario has no sweep: section", "{key: [values], ...}");
   const YAML::Node root = load_yaml_file(opt.scenario);
   YamlMap top(root, opt.scenario, "");
-  const std::vector<SweepAxis> axes                    = parse_sweep_axes(top, "sweep");
-  const fs::path scenario_dir                          = fs::path(opt.scenario).parent_path();
-  const std::vector<std::vector<std::size_t>> points   = sweep_point_indices(axes);
-  const long cores      = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs        = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
-  const std::string exe = opt.dbosim.empty() ? self_exe() : opt.dbosim;
+  const std::vector<SweepAxis> axes                  = parse_sweep_axes(top, "sweep");
+  const fs::path scenario_dir                        = fs::path(opt.scenario).parent_path();
+  const std::vector<std::vector<std::size_t>> points = sweep_point_indices(axes);
+  const long cores                                   = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs                                     = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  const std::string exe                              = opt.dbosim.empty() ? self_exe() : opt.dbosim;
 
+  remove_stale_points(opt.out_dir + "/points", points.size());
   std::vector<std::string> dirs;
+  std::vector<int> rc(points.size(), -1);
   for (std::size_t i = 0; i < points.size(); ++i) {
     dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
-    write_file_atomic(dirs.back() + "/scenario.yaml", point_yaml(root, axes, points[i], scenario_dir));
+    const std::string yaml = point_yaml(root, axes, points[i], scenario_dir);
+    const std::string file = dirs.back() + "/scenario.yaml";
+    if (opt.resume && finished_point(dirs.back(), yaml)) {
+      rc[i] = 0; // an earlier run of this very point wrote its summary
+      continue;
+    }
+    fs::remove(dirs.back() + "/summary.json"); // a stale summary must not pass for this run's
+    write_file_atomic(file, yaml);
+    check_point(file, opt.scenario, axes, points[i], i);
   }
-  std::vector<int> rc(points.size(), -1);
+  std::size_t done = static_cast<std::size_t>(std::count(rc.begin(), rc.end(), 0)), next = 0;
+  if (done > 0)
+    fmt::print(stderr, "resuming: {} of {} points already finished\n", done, points.size());
   std::map<pid_t, std::size_t> running;
-  std::size_t next = 0, done = 0;
-  progress(0, points.size());
-  while (done < points.size()) {
-    while (next < points.size() && static_cast<int>(running.size()) < jobs) {
-      running[start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1)] = next;
+  const StopOnSignal stop;
+  progress(done, points.size());
+  while (done < points.size() && !StopOnSignal::requested()) {
+    while (next < points.size() && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
+      if (rc[next] != 0)
+        running[start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1)] = next;
       ++next;
     }
     int status      = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    auto it         = running.find(pid);
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      usleep(20000); // polled, so that a signal between the check and the wait is never missed
+      continue;
+    }
+    auto it = running.find(pid);
     if (pid < 0 || it == running.end())
       continue;
     rc[it->second] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     running.erase(it);
     progress(++done, points.size());
+  }
+  if (const int sig = StopOnSignal::requested()) {
+    // Forward the signal to every running point and wait for each, so that none is left writing once we exit.
+    for (const auto& [pid, i] : running)
+      kill(pid, sig);
+    for (const auto& [pid, i] : running) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    fmt::print(stderr, "\ndbosim sweep: stopped by signal {} ({} of {} points finished; --resume keeps them)\n", sig,
+               done, points.size());
+    return 128 + sig;
   }
 
   // Merge in point order.
@@ -149,8 +269,7 @@ int sweep_command(const SweepOptions& opt)
   std::vector<json> summaries(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     if (rc[i] == 0) {
-      std::ifstream in(dirs[i] + "/summary.json");
-      summaries[i] = json::parse(in);
+      summaries[i] = json::parse(read_input_file(dirs[i] + "/summary.json"));
       serving      = serving || summaries[i].contains("serving");
     }
   if (serving)

@@ -3,6 +3,7 @@
 #include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
+#include "config/OutputDir.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/RefCases.hpp"
 #include "validate/TestbedCompare.hpp"
@@ -77,12 +78,14 @@ int validate_command()
     return 0;
   }
   if (!o.write_plans.empty()) {
+    prepare_out_dir(o.write_plans, "--write-testbed-plans");
     const models::HwProfile hw = load_hw_profile(o.profile);
     const auto paths =
         validate::write_testbed_plans((std::filesystem::path(testbed) / "shapes.yaml").string(), hw, o.write_plans);
     fmt::print("wrote {} plan files to {}\n", paths.size(), o.write_plans);
     return 0;
   }
+  prepare_out_dir(o.out_dir);
   std::vector<validate::CaseResult> rows;
   std::vector<std::string> missing;
   if (!o.no_testbed) {
@@ -98,7 +101,6 @@ int validate_command()
   fmt::print("{}", validate::format_results(rows));
   for (const std::string& m : missing)
     fmt::print("no recording: {} (run kernels/overlap_testbed.cu, see validate/README)\n", m);
-  std::filesystem::create_directories(o.out_dir);
   const std::string csv = (std::filesystem::path(o.out_dir) / "validate.csv").string();
   write_file_atomic(csv, validate::results_csv(rows));
   fmt::print("wrote {}\n", csv);

@@ -4,6 +4,8 @@
 #include "cli/ServingCommand.hpp"
 #include "cli/ValidateCommand.hpp"
 #include "config/InputError.hpp"
+#include "config/OutputDir.hpp"
+#include "sim/SimConfig.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -35,13 +37,17 @@ int main(int argc, char** argv)
   CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section, one process each");
   sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
   sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
-  sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)");
+  sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)")
+      ->check(CLI::Range(0, 4096));
+  sweep->add_flag("--resume", sweep_opt.resume,
+                  "Keep the points an earlier sweep into the same --out finished (same point scenario, exit 0)");
   cli::PlanOptions plan_opt;
   CLI::App* plan = app.add_subcommand("plan", "Capacity plan: SLO search, fewest GPUs, Pareto frontier, report");
   plan->add_option("plan", plan_opt.plan, "Plan YAML (see plans/)")->required();
   plan->add_option("--out", plan_opt.out_dir, "Output folder (points.csv, report.md, report.html)")
       ->capture_default_str();
-  plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)");
+  plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)")
+      ->check(CLI::Range(0, 4096));
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
 
@@ -60,12 +66,20 @@ int main(int argc, char** argv)
         fmt::print(stderr, "dbosim run: a scenario file is required (or --help-params)\n");
         return 2;
       }
+      if (!run_opt.help_params)
+        prepare_out_dir(run_opt.out_dir);
+      if (const std::string why = sim::simgrid_args_problem(run_opt.simgrid_args); !why.empty())
+        throw InputError("--simgrid", 0, 0, "", why, "--cfg=KEY:VALUE or --log=CATEGORY.thres:LEVEL, as SimGrid takes");
       return cli::run_command(run_opt);
     }
-    if (sweep->parsed())
+    if (sweep->parsed()) {
+      prepare_out_dir(sweep_opt.out_dir);
       return cli::sweep_command(sweep_opt);
-    if (plan->parsed())
+    }
+    if (plan->parsed()) {
+      prepare_out_dir(plan_opt.out_dir);
       return cli::plan_command(plan_opt);
+    }
     if (models->parsed())
       return cli::models_command();
     if (hw->parsed())

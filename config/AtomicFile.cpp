@@ -1,5 +1,12 @@
 #include "config/AtomicFile.hpp"
 
+#include "config/InputError.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,23 +19,34 @@ void write_file_atomic(const std::string& path, const std::string& content)
 {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  if (target.has_parent_path())
-    fs::create_directories(target.parent_path());
+  std::error_code ec;
+  if (target.has_parent_path()) {
+    fs::create_directories(target.parent_path(), ec);
+    if (ec)
+      throw InputError(path, fmt::format("cannot create the output folder: {}", ec.message()));
+  }
   const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  bool ok            = false;
+  int err            = 0;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw std::runtime_error("cannot write " + tmp.string());
-    out << content;
-    out.flush();
-    if (!out)
-      throw std::runtime_error("short write to " + tmp.string());
+    err = errno;
+    if (out) {
+      out << content;
+      out.flush();
+      ok  = static_cast<bool>(out);
+      err = errno;
+    }
   }
-  std::error_code ec;
+  if (!ok) { // no *.tmp.* left behind on any failure (a full disk, a read-only folder)
+    fs::remove(tmp, ec);
+    throw InputError(path, fmt::format("cannot write the output file: {}", err ? std::strerror(err) : "write failed"));
+  }
   fs::rename(tmp, target, ec);
   if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path + ": " + ec.message());
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw InputError(path, fmt::format("cannot rename {} into place: {}", tmp.string(), ec.message()));
   }
 }
 

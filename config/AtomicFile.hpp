@@ -6,7 +6,8 @@
 namespace dbosim {
 
 /** @brief Writes `content` to `path` atomically (temp file in the same folder, flush, rename). Creates parents.
- *  @throws std::runtime_error naming the path on failure. */
+ *  @throws InputError naming the path on failure (exit 2: the output place, not dbosim, is at fault), with the temp
+ *  file removed. */
 void write_file_atomic(const std::string& path, const std::string& content);
 
 } // namespace dbosim

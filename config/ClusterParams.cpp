@@ -35,10 +35,15 @@ void add_cluster_params(std::vector<ParamDecl>& p)
   using params::enum_param;
   using params::int_param;
   using params::string_param;
-  p.push_back(string_param(
+  ParamDecl network = string_param(
       "cluster.network", "", "a name in hwprofiles/network/ or a path",
-      "Link facts of the cluster models; empty = the hardware profile's name",
-      [](Scenario & s) -> auto& { return s.cluster.network; }));
+      "Link facts of the cluster models; empty = the hardware profile's name; a relative path is relative to the "
+      "scenario",
+      [](Scenario & s) -> auto& { return s.cluster.network; });
+  network.read = [](YamlMap& m, const std::string& leaf, Scenario& s) {
+    s.cluster.network = relative_to_file(m, m.get_string(leaf));
+  };
+  p.push_back(std::move(network));
   p.push_back(double_param(
       "cluster.oversubscription", "ratio", 1.0, 1.0, 64.0,
       "Fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)",

@@ -2,10 +2,11 @@
  * many times (a sweep's validation, the serving oracle, the fuzzers) parses it once. Exact: a hit needs the same key
  * and the same bytes, re-read on every call, so an edited file is parsed afresh; a failed load is never kept. */
 #pragma once
-#include <fstream>
+#include "config/InputError.hpp"
+#include "config/InputFile.hpp"
+
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -36,26 +37,16 @@ public:
   }
 
 private:
-  /* The whole file in one read into a string of its size (a sweep re-reads each profile once per point; growing a
-   * stream buffer for a ~100 KB profile cost more than the compare). A file whose size the stream cannot tell (a
-   * pipe) is read as a stream. */
+  /* The whole file through the one input reader (size cap, directories refused); a file it refuses is left to the
+   * loader, which reports it. */
   static bool read(const std::string& path, std::string& bytes)
   {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in)
+    try {
+      bytes = read_input_file(path);
+      return true;
+    } catch (const InputError&) {
       return false;
-    const std::streamoff size = in.tellg();
-    if (size >= 0 && in.seekg(0)) {
-      bytes.resize(static_cast<std::size_t>(size));
-      if (in.read(bytes.data(), size) && in.peek() == std::char_traits<char>::eof())
-        return true;
-      in.clear(); // it grew or shrank while read: take it as a stream from the start
-      in.seekg(0);
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    bytes = ss.str();
-    return true;
   }
 
   std::mutex mutex_;

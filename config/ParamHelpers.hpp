@@ -17,16 +17,16 @@ template <typename Access>
 ParamDecl int_param(std::string key, std::string unit, std::optional<int> def, long lo, long hi, std::string doc,
                     Access access)
 {
-  ParamDecl d{std::move(key), "int", std::move(unit), def ? std::to_string(*def) : "required",
-              fmt::format("{}..{}", lo, hi), std::move(doc), nullptr, nullptr};
+  ParamDecl d{
+      std::move(key), "int",   std::move(unit), def ? std::to_string(*def) : "required", fmt::format("{}..{}", lo, hi),
+      std::move(doc), nullptr, nullptr};
   if (def)
     d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
   d.read = [access, lo, hi](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_int(leaf, lo, hi); };
   return d;
 }
 
-template <typename Access>
-ParamDecl bool_param(std::string key, bool def, std::string doc, Access access)
+template <typename Access> ParamDecl bool_param(std::string key, bool def, std::string doc, Access access)
 {
   ParamDecl d{std::move(key), "bool", "", def ? "true" : "false", "true, false", std::move(doc), nullptr, nullptr};
   d.set_default = [access, def](Scenario& s) { access(s) = def; };
@@ -46,8 +46,8 @@ ParamDecl enum_param(std::string key, std::vector<std::pair<std::string, E>> cho
     if (def && value == *def)
       def_text = name;
   }
-  ParamDecl d{std::move(key), "enum", "", def_text, fmt::format("{}", fmt::join(names, ", ")), std::move(doc),
-              nullptr, nullptr};
+  ParamDecl d{std::move(key), "enum",  "",     def_text, fmt::format("{}", fmt::join(names, ", ")),
+              std::move(doc), nullptr, nullptr};
   if (def)
     d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
   d.read = [access, choices, names](YamlMap& m, const std::string& leaf, Scenario& s) {
@@ -63,8 +63,14 @@ template <typename Access>
 ParamDecl double_param(std::string key, std::string unit, std::optional<double> def, double lo, double hi,
                        std::string doc, Access access)
 {
-  ParamDecl d{std::move(key), "float", std::move(unit), def ? fmt::format("{:g}", *def) : "required",
-              fmt::format("{:g}..{:g}", lo, hi), std::move(doc), nullptr, nullptr};
+  ParamDecl d{std::move(key),
+              "float",
+              std::move(unit),
+              def ? fmt::format("{:g}", *def) : "required",
+              fmt::format("{:g}..{:g}", lo, hi),
+              std::move(doc),
+              nullptr,
+              nullptr};
   if (def)
     d.set_default = [access, v = *def](Scenario& s) { access(s) = v; };
   d.read = [access, lo, hi](YamlMap& m, const std::string& leaf, Scenario& s) {
@@ -76,8 +82,8 @@ ParamDecl double_param(std::string key, std::string unit, std::optional<double> 
 template <typename Access>
 ParamDecl string_param(std::string key, std::string def, std::string valid, std::string doc, Access access)
 {
-  ParamDecl d{std::move(key), "string", "", def.empty() ? "none" : def, std::move(valid), std::move(doc), nullptr,
-              nullptr};
+  ParamDecl d{std::move(key),   "string",       "",      def.empty() ? "none" : def,
+              std::move(valid), std::move(doc), nullptr, nullptr};
   d.set_default = [access, def](Scenario& s) { access(s) = def; };
   d.read        = [access](YamlMap& m, const std::string& leaf, Scenario& s) { access(s) = m.get_string(leaf); };
   return d;
@@ -86,6 +92,9 @@ ParamDecl string_param(std::string key, std::string def, std::string valid, std:
 } // namespace dbosim::params
 
 namespace dbosim {
+/** @brief A relative path in a scenario is relative to the scenario's folder (a name with a '/' or ending .yaml or
+ *  .json); a bare name is returned as is, for a data-dir lookup. config/ScenarioParams.cpp. */
+std::string relative_to_file(const YamlMap& m, const std::string& name);
 /** @brief The serving keys (workload.num_prompts..., scheduler.*, serving.*, sweep): config/ServingParams.cpp. */
 void add_serving_params(std::vector<ParamDecl>& p);
 } // namespace dbosim

@@ -16,27 +16,27 @@ enum class CudaGraphMode { full, piecewise, none };
 struct ClusterConfig {
   int nodes         = 1;
   int gpus_per_node = 8;
-  std::string network;             ///< network facts (hwprofiles/network/<name>.yaml); empty = the profile's name
-  double oversubscription = 1.0;   ///< fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)
-  models::RoutingSpec routing;     ///< expert routing and placement (seed copied from Scenario::seed)
-  std::string routing_histogram;   ///< the file the histogram weights came from (RoutingDist::histogram)
+  std::string network;           ///< network facts (hwprofiles/network/<name>.yaml); empty = the profile's name
+  double oversubscription = 1.0; ///< fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)
+  models::RoutingSpec routing;   ///< expert routing and placement (seed copied from Scenario::seed)
+  std::string routing_histogram; ///< the file the histogram weights came from (RoutingDist::histogram)
 };
 
 struct WorkloadConfig {
-  models::Phase phase   = models::Phase::decode;
-  int tokens_per_rank   = 0; ///< new tokens on each DP rank this step
-  int context_len       = 0; ///< KV length per request (decode) / prompt length (prefill)
-  int batch             = 0; ///< requests per DP rank
+  models::Phase phase = models::Phase::decode;
+  int tokens_per_rank = 0; ///< new tokens on each DP rank this step
+  int context_len     = 0; ///< KV length per request (decode) / prompt length (prefill)
+  int batch           = 0; ///< requests per DP rank
 };
 
 /** @brief vLLM's DBO and async-combine knobs, same names and defaults. */
 struct OverlapConfig {
-  bool enable_dbo                = false;
-  int ubatch_size                = 0;   ///< >1 enables DBO with that many micro-batches (vLLM --ubatch-size)
-  int dbo_decode_token_threshold = 32;
+  bool enable_dbo                 = false;
+  int ubatch_size                 = 0; ///< >1 enables DBO with that many micro-batches (vLLM --ubatch-size)
+  int dbo_decode_token_threshold  = 32;
   int dbo_prefill_token_threshold = 512;
-  int dbo_comm_sms               = 20;  ///< VLLM_DBO_COMM_SMS
-  bool async_combine             = false; ///< all2all_backend lives in ParallelSpec::backend
+  int dbo_comm_sms                = 20;    ///< VLLM_DBO_COMM_SMS
+  bool async_combine              = false; ///< all2all_backend lives in ParallelSpec::backend
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
   /** @brief vLLM's num_ubatches: 2 under enable_dbo, else ubatch_size (1 when DBO is off). */
@@ -50,42 +50,49 @@ struct ExecutionConfig {
 
 /** @brief A serving workload, named as `vllm bench serve` names its options (workload.* keys). num_prompts 0 keeps
  *  the single-step `dbosim run`. */
+/** Most requests one serving run may hold: each keeps its record, latencies and a requests.csv row in memory. */
+inline constexpr int max_serving_requests = 1000000;
+/** Most output tokens one serving run may produce: each keeps an 8-byte inter-token latency until the metrics
+ *  (2^27 tokens: 1 GiB of samples). */
+inline constexpr double max_serving_output_tokens = 134217728.0;
+
 struct RequestWorkload {
-  int num_prompts           = 0;   ///< requests to send; 0: no serving run
-  int max_concurrency       = 0;   ///< client-side cap on requests in flight; 0: unlimited
-  double request_rate       = 0;   ///< requests/s; 0: all at t = 0 (vLLM's inf)
-  double burstiness         = 1;   ///< gamma shape of inter-arrival times (1 = Poisson)
+  int num_prompts           = 0;    ///< requests to send; 0: no serving run
+  int max_concurrency       = 0;    ///< client-side cap on requests in flight; 0: unlimited
+  double request_rate       = 0;    ///< requests/s; 0: all at t = 0 (vLLM's inf)
+  double burstiness         = 1;    ///< gamma shape of inter-arrival times (1 = Poisson)
   int random_input_len      = 1024; ///< prompt tokens (centre of the uniform range)
   int random_output_len     = 128;  ///< output tokens (centre of the uniform range)
   double random_range_ratio = 0;    ///< lengths uniform in [len (1 - r), len (1 + r)]
-  std::string trace;               ///< CSV trace (arrival_s,input_len,output_len); overrides the random draws
+  std::string trace;                ///< CSV trace (arrival_s,input_len,output_len); overrides the random draws
 };
 
 /** @brief vLLM V1 scheduler and KV-cache knobs (scheduler.* keys), same names and defaults where vLLM has them. */
 struct SchedulerConfig {
-  int max_num_seqs            = 256;
-  int max_num_batched_tokens  = 8192;
-  bool enable_chunked_prefill = true;
-  bool async_scheduling       = false;
-  bool dp_least_loaded        = false; ///< assign requests to DP ranks least-loaded instead of round-robin
+  int max_num_seqs              = 256;
+  int max_num_batched_tokens    = 8192;
+  bool enable_chunked_prefill   = true;
+  bool async_scheduling         = false;
+  bool dp_least_loaded          = false; ///< assign requests to DP ranks least-loaded instead of round-robin
   double gpu_memory_utilization = 0.9;
-  int block_size              = 16;    ///< KV-cache block size (tokens)
-  int num_gpu_blocks_override = 0;     ///< > 0: KV blocks per DP rank instead of the HBM budget
-  double scheduler_cpu_us     = 0;     ///< measured host time of one scheduler step (0: none)
-  bool disaggregated_prefill  = false; ///< a prefill and a decode deployment (each the scenario's layout), KV over the NIC
+  int block_size                = 16; ///< KV-cache block size (tokens)
+  int num_gpu_blocks_override   = 0;  ///< > 0: KV blocks per DP rank instead of the HBM budget
+  double scheduler_cpu_us       = 0;  ///< measured host time of one scheduler step (0: none)
+  bool disaggregated_prefill =
+      false; ///< a prefill and a decode deployment (each the scenario's layout), KV over the NIC
 };
 
 /** @brief The serving simulation's own knobs (serving.* keys): step-time cache buckets and outputs. */
 struct ServingOptions {
-  int context_buckets_per_octave = 4; ///< KV-length buckets per power of two (geometric grid)
-  int token_buckets_per_octave   = 8; ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
-  int exact_samples              = 8; ///< shapes simulated unbucketed to measure the cache's bucket error
+  int context_buckets_per_octave = 4;    ///< KV-length buckets per power of two (geometric grid)
+  int token_buckets_per_octave   = 8;    ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
+  int exact_samples              = 8;    ///< shapes simulated unbucketed to measure the cache's bucket error
   bool step_trace                = true; ///< write steps.csv
 };
 
 struct Scenario {
-  std::string file;        ///< the YAML it came from
-  std::string name;        ///< file stem unless `name:` is given
+  std::string file; ///< the YAML it came from
+  std::string name; ///< file stem unless `name:` is given
   models::ModelSpec model;
   models::HwProfile hw;
   models::NetworkFacts network; ///< link facts for D/C (cluster.network, else the profile's name); empty when ep = 1

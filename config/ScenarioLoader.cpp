@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -59,14 +60,16 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
 
   if (p.dp * p.tp != gpus)
-    at("parallel").fail(leaf_or_section("parallel", "dp"),
-                        fmt::format("dp x tp = {} x {} = {} must equal the cluster's GPUs (nodes x gpus_per_node = {})",
-                                    p.dp, p.tp, p.dp * p.tp, gpus),
-                        fmt::format("dp x tp = {}", gpus));
+    at("parallel")
+        .fail(leaf_or_section("parallel", "dp"),
+              fmt::format("dp x tp = {} x {} = {} must equal the cluster's GPUs (nodes x gpus_per_node = {})", p.dp,
+                          p.tp, p.dp * p.tp, gpus),
+              fmt::format("dp x tp = {}", gpus));
   if (p.ep != 1 && p.ep != p.dp * p.tp)
-    at("parallel").fail(leaf_or_section("parallel", "ep"),
-                        fmt::format("expert parallelism spans all dp x tp = {} GPUs in vLLM, got ep {}", p.dp * p.tp, p.ep),
-                        fmt::format("1 or {}", p.dp * p.tp));
+    at("parallel")
+        .fail(leaf_or_section("parallel", "ep"),
+              fmt::format("expert parallelism spans all dp x tp = {} GPUs in vLLM, got ep {}", p.dp * p.tp, p.ep),
+              fmt::format("1 or {}", p.dp * p.tp));
   if (p.ep > 1 && m.num_routed_experts == 0)
     at("parallel").fail("ep", fmt::format("model {} has no routed experts to spread", m.name), "1");
   // vLLM/SGLang EPLB: num_physical_experts = routed + redundant, divisible by ep; redundant slots only under EPLB.
@@ -81,25 +84,43 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                          fmt::format("{} routed + {} redundant experts do not divide over ep {}", m.num_routed_experts,
                                      rt.redundant_experts, p.ep),
                          fmt::format("routed + redundant a multiple of ep, e.g. {}", physical - m.num_routed_experts));
-    at("parallel").fail(leaf_or_section("parallel", "ep"),
-                        fmt::format("ep {} does not divide the {} routed experts of {}", p.ep, m.num_routed_experts,
-                                    m.name),
-                        fmt::format("a divisor of the routed expert count, or cluster.placement eplb with "
-                                    "redundant_experts {} (routed + redundant divisible by ep)",
-                                    (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
+    at("parallel")
+        .fail(leaf_or_section("parallel", "ep"),
+              fmt::format("ep {} does not divide the {} routed experts of {}", p.ep, m.num_routed_experts, m.name),
+              fmt::format("a divisor of the routed expert count, or cluster.placement eplb with "
+                          "redundant_experts {} (routed + redundant divisible by ep)",
+                          (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
+  }
+  if (m.num_routed_experts > 0 && m.top_k > 0) {
+    // Every token must be able to draw top_k distinct experts (and routing_topk_groups distinct groups): an
+    // impossible histogram or group split is refused here, naming the groups, not found by a draw that cannot end.
+    models::RoutingSpec flat = rt;
+    flat.groups              = 0;
+    if (const std::string why = models::routing_infeasibility(flat, m.num_routed_experts, m.top_k); !why.empty())
+      at("cluster").fail(
+          leaf_or_section("cluster", rt.dist == models::RoutingDist::histogram ? "routing_histogram" : "routing"), why,
+          fmt::format("{} weights, at least top_k {} of them positive", m.num_routed_experts, m.top_k));
+    if (const std::string why = models::routing_infeasibility(rt, m.num_routed_experts, m.top_k); !why.empty())
+      at("cluster").fail(leaf_or_section("cluster", sec.count("cluster") && sec.at("cluster").has("routing_topk_groups")
+                                                        ? "routing_topk_groups"
+                                                        : "routing_groups"),
+                         why,
+                         "groups dividing the experts; weight in at least routing_topk_groups groups holding top_k "
+                         "weighted experts");
   }
   const int heads = m.attention == models::AttentionKind::mla ? m.mla.num_heads : m.gqa.num_heads;
   if (heads % p.tp != 0)
-    at("parallel").fail(leaf_or_section("parallel", "tp"),
-                        fmt::format("tp {} does not divide the {} attention heads of {}", p.tp, heads, m.name),
-                        "a divisor of the head count");
+    at("parallel")
+        .fail(leaf_or_section("parallel", "tp"),
+              fmt::format("tp {} does not divide the {} attention heads of {}", p.tp, heads, m.name),
+              "a divisor of the head count");
 
   auto& ov = s.overlap;
   if (ov.dbo_comm_sms >= s.hw.sm_count)
-    at("overlap").fail(leaf_or_section("overlap", "dbo_comm_sms"),
-                       fmt::format("{} comm SMs leave no SM for compute on {} ({} SMs)", ov.dbo_comm_sms, s.hw.name,
-                                   s.hw.sm_count),
-                       fmt::format("0..{}", s.hw.sm_count - 1));
+    at("overlap").fail(
+        leaf_or_section("overlap", "dbo_comm_sms"),
+        fmt::format("{} comm SMs leave no SM for compute on {} ({} SMs)", ov.dbo_comm_sms, s.hw.name, s.hw.sm_count),
+        fmt::format("0..{}", s.hw.sm_count - 1));
   if (ov.dbo_enabled()) {
     const int n = ov.num_ubatches();
     if (ov.dbo_decode_token_threshold < n)
@@ -120,15 +141,35 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                        "async_combine needs a DeepEP backend (finalize_async)",
                        "deepep_high_throughput, deepep_low_latency, deepep_v2");
 
+  // A serving run keeps every request and every output token's latency: bound the memory up front.
+  const RequestWorkload& rq = s.requests;
+  if (rq.num_prompts > 0 && rq.trace.empty()) {
+    const double out_max = std::ceil(rq.random_output_len * (1.0 + rq.random_range_ratio));
+    if (rq.num_prompts * out_max > max_serving_output_tokens)
+      at("workload")
+          .fail(
+              "num_prompts",
+              fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run keeps an 8-byte "
+                          "latency per output token, at most {:.3g} tokens",
+                          rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
+              fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
+  }
   auto& w = s.workload;
   if (w.batch == 0)
     w.batch = w.phase == models::Phase::decode ? w.tokens_per_rank
                                                : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+  if (w.phase == models::Phase::prefill && w.batch > w.tokens_per_rank)
+    at("workload")
+        .fail("batch",
+              fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch,
+                          w.tokens_per_rank),
+              fmt::format("1..{}", w.tokens_per_rank));
   if (w.phase == models::Phase::decode && w.batch > w.tokens_per_rank)
-    at("workload").fail("batch",
-                        fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
-                                    w.batch, w.tokens_per_rank),
-                        fmt::format("1..{}", w.tokens_per_rank));
+    at("workload")
+        .fail("batch",
+              fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch, w.batch,
+                          w.tokens_per_rank),
+              fmt::format("1..{}", w.tokens_per_rank));
 }
 } // namespace
 
@@ -148,8 +189,9 @@ Scenario load_scenario(const std::string& path)
       root.fail(sections.count("cluster") ? "cluster" : "hardware",
                 fmt::format("no network facts '{}' for ep {} (hwprofiles/network/{}.yaml): set cluster.network", net,
                             s.parallel.ep, net),
-                list_data_files("hwprofiles/network").empty() ? std::string("a network facts file")
-                                                              : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));
+                list_data_files("hwprofiles/network").empty()
+                    ? std::string("a network facts file")
+                    : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));
     s.network = load_network_facts(net);
   }
   return s;

@@ -2,8 +2,8 @@
 
 #include "config/HwProfileLoader.hpp"
 #include "config/InputError.hpp"
-#include "config/ParamHelpers.hpp"
 #include "config/ModelLoader.hpp"
+#include "config/ParamHelpers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,22 +14,22 @@
 
 namespace dbosim {
 void add_cluster_params(std::vector<ParamDecl>& p); // config/ClusterParams.cpp
+
+std::string relative_to_file(const YamlMap& m, const std::string& name)
+{
+  auto ends_with     = [&](const char* ext) { return name.size() > 5 && name.compare(name.size() - 5, 5, ext) == 0; };
+  const bool is_path = name.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".json");
+  if (!is_path || name.front() == '/')
+    return name;
+  return (std::filesystem::path(m.file()).parent_path() / name).lexically_normal().string();
+}
+
 namespace {
 using models::All2AllBackend;
 using models::Phase;
 using params::bool_param;
 using params::enum_param;
 using params::int_param;
-
-/** @brief A relative path in a scenario is relative to the scenario's folder; a bare name is a data-dir lookup. */
-std::string relative_to_file(const YamlMap& m, const std::string& name)
-{
-  auto ends_with      = [&](const char* ext) { return name.size() > 5 && name.compare(name.size() - 5, 5, ext) == 0; };
-  const bool is_path = name.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".json");
-  if (!is_path || name.front() == '/')
-    return name;
-  return (std::filesystem::path(m.file()).parent_path() / name).lexically_normal().string();
-}
 
 /*** model: a zoo name, a path to a HF config.json, or an inline mapping ***/
 
@@ -48,8 +48,9 @@ void read_model(YamlMap& root, const std::string& leaf, Scenario& s)
     else
       s.model = load_model_zoo(name);
   } catch (const InputError& e) {
-    // A missing zoo entry is reported where the scenario names it.
-    if (e.line() == 0)
+    // A missing file or zoo entry is reported where the scenario names it; an error inside a config.json already
+    // names its key and valid set (wrapping it would print "(valid: ...)" twice).
+    if (e.line() == 0 && (e.key().empty() || e.file() != name))
       root.fail(leaf, e.what(), fmt::format("{}, or a path to a config.json", fmt::join(list_model_zoo(), ", ")));
     throw;
   }
@@ -70,59 +71,72 @@ void read_hardware(YamlMap& root, const std::string& leaf, Scenario& s)
 std::vector<ParamDecl> build_params()
 {
   std::vector<ParamDecl> p;
-  p.push_back({"name", "string", "", "file stem", "any", "Scenario name shown in outputs",
-               [](Scenario&) {}, [](YamlMap& m, const std::string& leaf, Scenario& s) { s.name = m.get_string(leaf); }});
+  p.push_back({"name", "string", "", "file stem", "any", "Scenario name shown in outputs", [](Scenario&) {},
+               [](YamlMap& m, const std::string& leaf, Scenario& s) { s.name = m.get_string(leaf); }});
   p.push_back({"model", "model", "", "required", "zoo name (dbosim models), path to config.json, or a mapping",
                "Model architecture", nullptr, read_model});
   p.push_back({"hardware", "profile", "", "required", "profile name (dbosim hw) or a path",
                "Hardware profile of every GPU", nullptr, read_hardware});
-  p.push_back(int_param("seed", "", 0, 0, 2147483647, "Seed of every random draw (routing, arrivals)",
-                        [](Scenario& s) -> auto& { return s.seed; }));
+  p.push_back(int_param(
+      "seed", "", 0, 0, 2147483647, "Seed of every random draw (routing, arrivals)",
+      [](Scenario & s) -> auto& { return s.seed; }));
 
-  p.push_back(int_param("cluster.nodes", "nodes", 1, 1, 4096, "Nodes in the deployment",
-                        [](Scenario& s) -> auto& { return s.cluster.nodes; }));
-  p.push_back(int_param("cluster.gpus_per_node", "GPUs", 8, 1, 72, "GPUs per node",
-                        [](Scenario& s) -> auto& { return s.cluster.gpus_per_node; }));
+  p.push_back(int_param(
+      "cluster.nodes", "nodes", 1, 1, 4096, "Nodes in the deployment",
+      [](Scenario & s) -> auto& { return s.cluster.nodes; }));
+  p.push_back(int_param(
+      "cluster.gpus_per_node", "GPUs", 8, 1, 72, "GPUs per node",
+      [](Scenario & s) -> auto& { return s.cluster.gpus_per_node; }));
   add_cluster_params(p);
 
-  p.push_back(int_param("parallel.dp", "ranks", 1, 1, 65536, "Data-parallel attention ranks (vLLM --data-parallel-size)",
-                        [](Scenario& s) -> auto& { return s.parallel.dp; }));
-  p.push_back(int_param("parallel.tp", "ranks", 1, 1, 64, "Tensor-parallel size inside each DP rank",
-                        [](Scenario& s) -> auto& { return s.parallel.tp; }));
-  p.push_back(int_param("parallel.ep", "ranks", 1, 1, 65536,
-                        "Expert-parallel size of the MoE layers (vLLM: dp x tp with --enable-expert-parallel)",
-                        [](Scenario& s) -> auto& { return s.parallel.ep; }));
+  p.push_back(int_param(
+      "parallel.dp", "ranks", 1, 1, 65536, "Data-parallel attention ranks (vLLM --data-parallel-size)",
+      [](Scenario & s) -> auto& { return s.parallel.dp; }));
+  p.push_back(int_param(
+      "parallel.tp", "ranks", 1, 1, 64, "Tensor-parallel size inside each DP rank",
+      [](Scenario & s) -> auto& { return s.parallel.tp; }));
+  p.push_back(int_param(
+      "parallel.ep", "ranks", 1, 1, 65536,
+      "Expert-parallel size of the MoE layers (vLLM: dp x tp with --enable-expert-parallel)",
+      [](Scenario & s) -> auto& { return s.parallel.ep; }));
 
-  p.push_back(enum_param<Phase>("workload.phase", {{"decode", Phase::decode}, {"prefill", Phase::prefill}},
-                                Phase::decode, "Step kind: uniform decode or prefill",
-                                [](Scenario& s) -> auto& { return s.workload.phase; }));
-  p.push_back(int_param("workload.tokens_per_rank", "tokens", std::nullopt, 1, 1 << 20,
-                        "New tokens on each DP rank this step (decode: one per request)",
-                        [](Scenario& s) -> auto& { return s.workload.tokens_per_rank; }));
-  p.push_back(int_param("workload.context_len", "tokens", 4096, 1, 1 << 21,
-                        "KV length per request (decode) or prompt length (prefill)",
-                        [](Scenario& s) -> auto& { return s.workload.context_len; }));
-  p.push_back(int_param("workload.batch", "requests", 0, 0, 1 << 20,
-                        "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens/context_len (prefill)",
-                        [](Scenario& s) -> auto& { return s.workload.batch; }));
+  p.push_back(enum_param<Phase>(
+      "workload.phase", {{"decode", Phase::decode}, {"prefill", Phase::prefill}}, Phase::decode,
+      "Step kind: uniform decode or prefill", [](Scenario & s) -> auto& { return s.workload.phase; }));
+  p.push_back(int_param(
+      "workload.tokens_per_rank", "tokens", std::nullopt, 1, 1 << 20,
+      "New tokens on each DP rank this step (decode: one per request)",
+      [](Scenario & s) -> auto& { return s.workload.tokens_per_rank; }));
+  p.push_back(int_param(
+      "workload.context_len", "tokens", 4096, 1, 1 << 21, "KV length per request (decode) or prompt length (prefill)",
+      [](Scenario & s) -> auto& { return s.workload.context_len; }));
+  p.push_back(int_param(
+      "workload.batch", "requests", 0, 0, 1 << 20,
+      "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens/context_len (prefill)",
+      [](Scenario & s) -> auto& { return s.workload.batch; }));
 
-  p.push_back(bool_param("overlap.enable_dbo", false, "Dual Batch Overlap: split the batch in two micro-batches",
-                         [](Scenario& s) -> auto& { return s.overlap.enable_dbo; }));
-  p.push_back(int_param("overlap.ubatch_size", "micro-batches", 0, 0, 8,
-                        "vLLM --ubatch-size: > 1 enables DBO with that many micro-batches",
-                        [](Scenario& s) -> auto& { return s.overlap.ubatch_size; }));
-  p.push_back(int_param("overlap.dbo_decode_token_threshold", "tokens", 32, 1, 1 << 20,
-                        "A pure-decode batch below this many tokens is not split",
-                        [](Scenario& s) -> auto& { return s.overlap.dbo_decode_token_threshold; }));
-  p.push_back(int_param("overlap.dbo_prefill_token_threshold", "tokens", 512, 1, 1 << 20,
-                        "A batch with prefill below this many tokens is not split",
-                        [](Scenario& s) -> auto& { return s.overlap.dbo_prefill_token_threshold; }));
-  p.push_back(int_param("overlap.dbo_comm_sms", "SMs", 20, 0, 1024,
-                        "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend)",
-                        [](Scenario& s) -> auto& { return s.overlap.dbo_comm_sms; }));
-  p.push_back(bool_param("overlap.async_combine", false,
-                         "DeepEP finalize_async: shared experts run while the combine is in flight",
-                         [](Scenario& s) -> auto& { return s.overlap.async_combine; }));
+  p.push_back(bool_param(
+      "overlap.enable_dbo", false, "Dual Batch Overlap: split the batch in two micro-batches",
+      [](Scenario & s) -> auto& { return s.overlap.enable_dbo; }));
+  p.push_back(int_param(
+      "overlap.ubatch_size", "micro-batches", 0, 0, 2,
+      "vLLM --ubatch-size: 2 enables DBO (vLLM takes more; the schedules model two micro-batches)",
+      [](Scenario & s) -> auto& { return s.overlap.ubatch_size; }));
+  p.push_back(int_param(
+      "overlap.dbo_decode_token_threshold", "tokens", 32, 1, 1 << 20,
+      "A pure-decode batch below this many tokens is not split",
+      [](Scenario & s) -> auto& { return s.overlap.dbo_decode_token_threshold; }));
+  p.push_back(int_param(
+      "overlap.dbo_prefill_token_threshold", "tokens", 512, 1, 1 << 20,
+      "A batch with prefill below this many tokens is not split",
+      [](Scenario & s) -> auto& { return s.overlap.dbo_prefill_token_threshold; }));
+  p.push_back(int_param(
+      "overlap.dbo_comm_sms", "SMs", 20, 0, 1024,
+      "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend)",
+      [](Scenario & s) -> auto& { return s.overlap.dbo_comm_sms; }));
+  p.push_back(bool_param(
+      "overlap.async_combine", false, "DeepEP finalize_async: shared experts run while the combine is in flight",
+      [](Scenario & s) -> auto& { return s.overlap.async_combine; }));
   p.push_back(enum_param<All2AllBackend>(
       "overlap.all2all_backend",
       {{"deepep_high_throughput", All2AllBackend::deepep_high_throughput},
@@ -130,17 +144,17 @@ std::vector<ParamDecl> build_params()
        {"deepep_v2", All2AllBackend::deepep_v2},
        {"nccl", All2AllBackend::nccl}},
       All2AllBackend::deepep_low_latency, "vLLM --all2all-backend for dispatch/combine",
-      [](Scenario& s) -> auto& { return s.parallel.backend; }));
+      [](Scenario & s) -> auto& { return s.parallel.backend; }));
 
-  p.push_back(enum_param<CudaGraphMode>("execution.cuda_graph",
-                                        {{"full", CudaGraphMode::full},
-                                         {"piecewise", CudaGraphMode::piecewise},
-                                         {"none", CudaGraphMode::none}},
-                                        CudaGraphMode::full, "CUDA-graph mode (vLLM cudagraph_mode)",
-                                        [](Scenario& s) -> auto& { return s.execution.cuda_graph; }));
-  p.push_back(bool_param("execution.host_sync_after_comm", false,
-                         "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
-                         [](Scenario& s) -> auto& { return s.execution.host_sync_after_comm; }));
+  p.push_back(enum_param<CudaGraphMode>(
+      "execution.cuda_graph",
+      {{"full", CudaGraphMode::full}, {"piecewise", CudaGraphMode::piecewise}, {"none", CudaGraphMode::none}},
+      CudaGraphMode::full, "CUDA-graph mode (vLLM cudagraph_mode)",
+      [](Scenario & s) -> auto& { return s.execution.cuda_graph; }));
+  p.push_back(bool_param(
+      "execution.host_sync_after_comm", false,
+      "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
+      [](Scenario & s) -> auto& { return s.execution.host_sync_after_comm; }));
   add_serving_params(p);
   return p;
 }
@@ -166,8 +180,8 @@ const std::vector<ParamDecl>& scenario_params()
 
 std::string format_param_table()
 {
-  std::string out = fmt::format("{:<38} {:<8} {:<14} {:<12} {:<40} {}\n", "key", "type", "unit", "default", "valid",
-                                "doc");
+  std::string out =
+      fmt::format("{:<38} {:<8} {:<14} {:<12} {:<40} {}\n", "key", "type", "unit", "default", "valid", "doc");
   for (const auto& p : scenario_params())
     out += fmt::format("{:<38} {:<8} {:<14} {:<12} {:<40} {}\n", p.key, p.type, p.unit.empty() ? "-" : p.unit,
                        p.default_text, p.valid, p.doc);

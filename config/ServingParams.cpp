@@ -28,7 +28,7 @@ void add_serving_params(std::vector<ParamDecl>& p)
 {
   /*** workload: vllm bench serve's options ***/
   p.push_back(int_param(
-      "workload.num_prompts", "requests", 0, 0, 10000000,
+      "workload.num_prompts", "requests", 0, 0, max_serving_requests,
       "Requests of a serving run (vllm bench serve --num-prompts); 0: one step, no serving run",
       [](Scenario & s) -> auto& { return s.requests.num_prompts; }));
   p.push_back(int_param(

@@ -126,16 +126,22 @@ void absolutize_paths(YAML::Node node, const std::string& dir)
   absolutize(node, "hardware", dir);
   if (node["workload"])
     absolutize(node["workload"], "trace", dir);
+  if (node["cluster"]) {
+    absolutize(node["cluster"], "network", dir);
+    absolutize(node["cluster"], "routing_histogram", dir);
+  }
 }
 
 YAML::Node absolutized(const std::string& key, const YAML::Node& value, const std::string& dir)
 {
-  if ((key != "model" && key != "hardware") || !value.IsScalar())
+  if (!value.IsScalar())
     return value;
+  // The one table of path keys is absolutize_paths: apply it to a scenario holding just this key.
   YAML::Node holder;
-  holder[key] = value;
-  absolutize(holder, key, dir);
-  return holder[key];
+  set_sweep_key(holder, key, value);
+  absolutize_paths(holder, dir);
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? holder[key] : holder[key.substr(0, dot)][key.substr(dot + 1)];
 }
 
 } // namespace dbosim

@@ -31,11 +31,11 @@ std::vector<std::vector<std::size_t>> sweep_point_indices(const std::vector<Swee
 /** @brief Sets `key` ("section.leaf" or "leaf") of `node` to a copy of `value`. */
 void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value);
 
-/** @brief Makes model:, hardware: and workload.trace: paths of `node` absolute, relative to `dir` (a point file
- *  lives elsewhere than the file it came from). */
+/** @brief Makes model:, hardware:, workload.trace, cluster.network and cluster.routing_histogram paths of `node`
+ * absolute, relative to `dir` (a point file lives elsewhere than the file it came from). */
 void absolutize_paths(YAML::Node node, const std::string& dir);
 
-/** @brief `value` (a model: or hardware: path, else unchanged) made absolute relative to `dir`. */
+/** @brief `value` of `key` (a path key of absolutize_paths, else unchanged) made absolute relative to `dir`. */
 YAML::Node absolutized(const std::string& key, const YAML::Node& value, const std::string& dir);
 
 } // namespace dbosim

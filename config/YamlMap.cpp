@@ -1,9 +1,13 @@
 #include "config/YamlMap.hpp"
 
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 
 #include <fmt/format.h>
 
+#include <yaml-cpp/depthguard.h>
+
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -12,16 +16,30 @@ namespace dbosim {
 
 YAML::Node load_yaml_file(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(path);
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
+    const auto line              = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n') + 1;
+    const std::size_t nl         = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
+    const std::size_t line_start = nl == std::string::npos ? 0 : nl + 1;
+    const auto col               = bad - line_start + 1;
+    throw InputError(
+        path, static_cast<int>(line), static_cast<int>(col), "",
+        fmt::format("byte 0x{:02X} is not valid UTF-8 (YAML files are UTF-8)", static_cast<unsigned char>(text[bad])));
+  }
   try {
-    YAML::Node root = YAML::Load(text.str());
-    if (!root.IsDefined() || root.IsNull())
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    for (std::size_t i = 1; i < docs.size(); ++i) // an empty trailing document (a final `---`) holds nothing
+      if (docs[i].IsDefined() && !docs[i].IsNull()) {
+        const YAML::Mark m = docs[i].Mark();
+        throw InputError(path, m.line + 1, m.column + 1, fmt::format("(document {})", i + 1),
+                         "a second YAML document: a dbosim file holds one", "one document per file");
+      }
+    if (docs.empty() || !docs[0].IsDefined() || docs[0].IsNull())
       throw InputError(path, "file is empty");
-    return root;
+    return docs[0];
+  } catch (const YAML::DeepRecursion& e) {
+    throw InputError(path, e.mark.line + 1, e.mark.column + 1, "",
+                     "YAML nested too deeply (lists or mappings inside each other hundreds of levels down)");
   } catch (const YAML::Exception& e) {
     throw InputError(path, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg);
   }
@@ -99,8 +117,8 @@ std::string range_text(double lo, double hi) { return fmt::format("{:g}..{:g}", 
 
 int YamlMap::get_int(const std::string& key, long lo, long hi)
 {
-  YAML::Node v = value(key);
-  long out     = 0;
+  YAML::Node v     = value(key);
+  long out         = 0;
   double as_double = 0;
   if (!v.IsScalar() || !YAML::convert<long>::decode(v, out)) {
     if (v.IsScalar() && YAML::convert<double>::decode(v, as_double))
@@ -142,6 +160,13 @@ double YamlMap::get_quantity(const std::string& key, UnitKind kind, double plain
     fail(key, "expected a number or a quantity with a unit", unit_names(kind));
   double out = 0;
   if (YAML::convert<double>::decode(v, out)) {
+    // A plain bandwidth is refused: profiles give GB/s, TB/s and Gbit/s side by side, and a bare 3.35 read in the
+    // wrong one is off by 1000x or 8x with no error.
+    if (kind == UnitKind::bandwidth && std::isfinite(out))
+      fail(key,
+           fmt::format("'{}' has no unit: a bandwidth needs one, e.g. '{}TBps' or '{}GBps'", v.Scalar(), v.Scalar(),
+                       v.Scalar()),
+           unit_names(kind));
     out *= plain_scale;
   } else {
     try {
@@ -153,8 +178,7 @@ double YamlMap::get_quantity(const std::string& key, UnitKind kind, double plain
   if (!std::isfinite(out))
     fail(key, fmt::format("'{}' is not a finite number", v.Scalar()));
   if (out < lo || out > hi)
-    fail(key, fmt::format("'{}' is out of range", v.Scalar()),
-         fmt::format("{:g}..{:g} in SI base units", lo, hi));
+    fail(key, fmt::format("'{}' is out of range", v.Scalar()), fmt::format("{:g}..{:g} in SI base units", lo, hi));
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "models/ExpertRouting.hpp"
 
+#include "models/DistinctDraw.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,9 +15,6 @@ namespace {
 
 /*** Portable draws: std::mt19937_64's output sequence is fixed by the standard; the mapping to numbers is ours ***/
 
-/** @brief A double in [0, 1) from the top 53 bits of one 64-bit draw. */
-double uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
-
 /** @brief An integer in [0, n) (n >= 1); the bias of floor(u·n) is below 2^-53·n, far under any statistic we use. */
 int uniform_below(std::mt19937_64& g, int n) { return std::min(n - 1, static_cast<int>(uniform01(g) * n)); }
 
@@ -26,14 +25,6 @@ std::mt19937_64 make_rng(std::uint64_t seed, std::uint64_t stream)
   z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z               = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return std::mt19937_64(z ^ (z >> 31));
-}
-
-/** @brief Index i with cdf[i-1] <= u·total < cdf[i] (cdf inclusive prefix sums). */
-int sample_cdf(const std::vector<double>& cdf, double u)
-{
-  const double x = u * cdf.back();
-  auto it        = std::upper_bound(cdf.begin(), cdf.end(), x);
-  return static_cast<int>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(cdf.size()) - 1));
 }
 
 } // namespace
@@ -141,6 +132,53 @@ ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep)
   return p;
 }
 
+std::string routing_infeasibility(const RoutingSpec& spec, int num_experts, int top_k)
+{
+  std::vector<double> pop;
+  try {
+    pop = expert_popularity(spec, num_experts);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  const int nonzero = static_cast<int>(std::count_if(pop.begin(), pop.end(), [](double x) { return x > 0; }));
+  if (nonzero < top_k)
+    return fmt::format("only {} experts have a non-zero weight; top_k is {}", nonzero, top_k);
+  if (spec.dist == RoutingDist::balanced || spec.groups <= 0 || spec.topk_groups <= 0)
+    return "";
+  const int group_size = num_experts / spec.groups;
+  if (num_experts % spec.groups != 0 || spec.topk_groups > spec.groups || spec.topk_groups * group_size < top_k)
+    return fmt::format("group-limited routing: {} experts in {} groups, top {} groups, top_k {}", num_experts,
+                       spec.groups, spec.topk_groups, top_k);
+  // A token may draw any topk_groups of the groups holding weight, so the draw is possible for every token only if
+  // there are that many such groups and the topk_groups of them with the fewest weighted experts still hold top_k.
+  std::vector<std::pair<int, int>> weighted; // (experts with weight, group) over groups holding weight
+  for (int gr = 0; gr < spec.groups; ++gr) {
+    const int n = static_cast<int>(std::count_if(pop.begin() + gr * group_size, pop.begin() + (gr + 1) * group_size,
+                                                 [](double x) { return x > 0; }));
+    if (n > 0)
+      weighted.emplace_back(n, gr);
+  }
+  auto names = [](const std::vector<std::pair<int, int>>& v, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n && i < v.size(); ++i)
+      out += fmt::format("{}{}", i ? ", " : "", v[i].second);
+    return out;
+  };
+  if (static_cast<int>(weighted.size()) < spec.topk_groups)
+    return fmt::format("weight only in group{} {} of {}, but each token draws routing_topk_groups {} distinct groups",
+                       weighted.size() == 1 ? "" : "s", names(weighted, weighted.size()), spec.groups,
+                       spec.topk_groups);
+  std::stable_sort(weighted.begin(), weighted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  int fewest = 0;
+  for (int i = 0; i < spec.topk_groups; ++i)
+    fewest += weighted[i].first;
+  if (fewest < top_k)
+    return fmt::format("groups {} hold only {} experts with weight between them, fewer than top_k {} (a token may "
+                       "draw exactly these routing_topk_groups {} groups)",
+                       names(weighted, spec.topk_groups), fewest, top_k, spec.topk_groups);
+  return "";
+}
+
 RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
                            int ep, int gpus_per_node, int tokens, std::uint64_t stream)
 {
@@ -155,9 +193,8 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
   m.expert_rows.assign(ep, 0.0);
   m.active_experts.assign(ep, 0);
   const std::vector<double> pop = expert_popularity(spec, num_experts);
-  const int nonzero = static_cast<int>(std::count_if(pop.begin(), pop.end(), [](double x) { return x > 0; }));
-  if (nonzero < top_k)
-    throw std::invalid_argument(fmt::format("only {} experts have a non-zero weight; top_k is {}", nonzero, top_k));
+  if (const std::string why = routing_infeasibility(spec, num_experts, top_k); !why.empty())
+    throw std::invalid_argument(why);
 
   if (spec.dist == RoutingDist::balanced) {
     // Expected values: a copy lands on rank d with probability frac[d]; a token reaches d (or node n) at least once
@@ -183,8 +220,6 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
     return m;
   }
 
-  std::vector<double> cdf(pop.size());
-  std::partial_sum(pop.begin(), pop.end(), cdf.begin());
   std::vector<long> next_replica(num_experts, 0); // round-robin over an expert's replicas, per micro-batch
   std::vector<std::vector<long>> replica_rows(num_experts);
   for (int e = 0; e < num_experts; ++e)
@@ -192,35 +227,25 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
   std::mt19937_64 g    = make_rng(spec.seed, 0x1000 + stream);
   const bool grouped   = spec.groups > 0 && spec.topk_groups > 0;
   const int group_size = grouped ? num_experts / spec.groups : num_experts;
-  std::vector<double> group_cdf;
-  if (grouped) {
-    if (num_experts % spec.groups != 0 || spec.topk_groups > spec.groups || spec.topk_groups * group_size < top_k)
-      throw std::invalid_argument(fmt::format("group-limited routing: {} experts in {} groups, top {} groups, top_k {}",
-                                              num_experts, spec.groups, spec.topk_groups, top_k));
-    group_cdf.assign(spec.groups, 0.0);
-    for (int e = 0; e < num_experts; ++e)
-      group_cdf[e / group_size] += pop[e];
-    std::partial_sum(group_cdf.begin(), group_cdf.end(), group_cdf.begin());
-  }
+  DistinctDraw experts(pop);
+  std::vector<double> group_weight(grouped ? spec.groups : 1, 0.0);
+  for (int e = 0; e < num_experts; ++e)
+    group_weight[e / group_size] += pop[e];
+  DistinctDraw groups(group_weight);
+  std::vector<unsigned char> in_chosen_groups(grouped ? num_experts : 0, 0);
   std::vector<int> chosen, chosen_groups;
   std::vector<int> rank_mark(ep, -1), node_mark(nodes, -1);
   for (int s = 0; s < ep; ++s)
     for (int t = 0; t < tokens; ++t) {
-      chosen.clear();
       const int token_id = s * tokens + t;
-      if (grouped) { // topk_groups distinct groups by group weight
-        chosen_groups.clear();
-        while (static_cast<int>(chosen_groups.size()) < spec.topk_groups) {
-          const int gr = sample_cdf(group_cdf, uniform01(g));
-          if (std::find(chosen_groups.begin(), chosen_groups.end(), gr) == chosen_groups.end())
-            chosen_groups.push_back(gr);
-        }
-      }
-      while (static_cast<int>(chosen.size()) < top_k) { // top_k distinct experts (in the chosen groups): redraw
-        const int e = sample_cdf(cdf, uniform01(g));
-        if (pop[e] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end() &&
-            (!grouped || std::find(chosen_groups.begin(), chosen_groups.end(), e / group_size) != chosen_groups.end()))
-          chosen.push_back(e);
+      if (grouped) { // topk_groups distinct groups by group weight, then top_k distinct experts inside them
+        groups.draw(spec.topk_groups, g, chosen_groups);
+        std::fill(in_chosen_groups.begin(), in_chosen_groups.end(), 0);
+        for (int gr : chosen_groups)
+          std::fill_n(in_chosen_groups.begin() + gr * group_size, group_size, 1);
+        experts.draw(top_k, g, chosen, &in_chosen_groups);
+      } else {
+        experts.draw(top_k, g, chosen);
       }
       for (int e : chosen) {
         const auto& reps = placement.replicas_rank[e];

@@ -59,8 +59,15 @@ std::vector<double> expert_popularity(const RoutingSpec& spec, int num_experts);
 /** @brief Replica placement for `ep` ranks. @throws std::invalid_argument when the slots do not divide over ep. */
 ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep);
 
+/** @brief Why no token could draw its experts under `spec` (empty when every draw is possible): a histogram that
+ *  does not match the experts, fewer than top_k experts with weight, groups that do not divide the experts, weight
+ *  in fewer groups than topk_groups, or topk_groups groups holding fewer than top_k weighted experts. */
+std::string routing_infeasibility(const RoutingSpec& spec, int num_experts, int top_k);
+
 /** @brief Routes `tokens` tokens on each of `ep` ranks (top_k experts each); `gpus_per_node` groups ranks into nodes.
- *  `stream` separates independent draws (e.g. micro-batch index) under one seed. */
+ *  `stream` separates independent draws (e.g. micro-batch index) under one seed. Each token's experts are drawn
+ *  without replacement (models/DistinctDraw), so a draw ends for every distribution routing_infeasibility accepts.
+ *  @throws std::invalid_argument when routing_infeasibility names a reason. */
 RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
                            int ep, int gpus_per_node, int tokens, std::uint64_t stream = 0);
 

@@ -2,6 +2,7 @@
 
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/YamlMap.hpp"
 #include "plan/PlanPoints.hpp"
@@ -11,7 +12,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace dbosim::plan {
@@ -96,11 +96,8 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
   read_plan_section(top.get_map("plan"), spec);
 
   // The rest is a scenario: read it through the scenario loader, from a copy whose plan: lines are comments.
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string copy = (std::filesystem::path(scratch_dir) / "plan_base.yaml").string();
-  write_file_atomic(copy, blank_section(text.str(), "plan"));
+  write_file_atomic(copy, blank_section(read_input_file(path), "plan"));
   try {
     load_scenario(copy);
   } catch (const InputError& e) {

@@ -62,6 +62,7 @@ public:
       for (int r = 0; r < p.dp; ++r)
         g.ranks.emplace_back(p_.scheduler, p.kv_blocks_per_rank);
   }
+  int pass_number = 1; ///< for progress reports (1 = the first pass)
 
   ServingResult run();
   std::set<StepKey> misses;
@@ -214,7 +215,10 @@ ServingResult Pass::run()
   live_.assign(reqs_.size(), LiveRequest{});
   for (std::size_t i = 0; i < reqs_.size(); ++i)
     live_[i].req = &reqs_[i];
+  std::size_t iterations = 0;
   while (done_ < reqs_.size()) {
+    if (p_.on_progress && (++iterations & 0xFFF) == 0)
+      p_.on_progress(pass_number, done_, reqs_.size());
     // The group with the earliest clock moves next (a hand-over is always later than the step that made it).
     std::size_t gi = 0;
     for (std::size_t k = 1; k < groups_.size(); ++k)
@@ -286,7 +290,8 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
   for (;; ++pass) {
     const MissPolicy policy = pass < p.max_guess_passes ? MissPolicy::guess : MissPolicy::simulate;
     Pass run(p, requests, max_concurrency, oracle, cache, policy);
-    res = run.run();
+    run.pass_number = pass + 1;
+    res             = run.run();
     if (run.misses.empty())
       break;
     const std::vector<StepKey> keys(run.misses.begin(), run.misses.end());

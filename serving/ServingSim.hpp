@@ -14,6 +14,8 @@
 #include "serving/StepTimeOracle.hpp"
 #include "serving/Workload.hpp"
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -49,6 +51,8 @@ struct ServingParams {
   Buckets buckets;
   int max_guess_passes = 6;
   std::string file     = "scenario"; ///< the scenario file, for errors
+  /** Called now and then with (pass, requests finished, requests) while a run goes; empty: silent. */
+  std::function<void(int, std::size_t, std::size_t)> on_progress;
 };
 
 struct ServingResult {

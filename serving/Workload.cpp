@@ -1,12 +1,12 @@
 #include "serving/Workload.hpp"
 
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 #include "serving/DetRng.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 namespace dbosim::serving {
@@ -51,15 +51,14 @@ std::vector<Request> make_requests(const RequestWorkload& w, std::uint64_t seed)
 
 std::vector<Request> read_request_trace(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, "cannot open the request trace");
+  std::istringstream in(read_input_file(path, max_trace_file_bytes));
   std::string line;
   if (!std::getline(in, line) || line.rfind("arrival_s,input_len,output_len", 0) != 0)
     throw InputError(path, 1, 1, "header", "the first line must be the header", "arrival_s,input_len,output_len");
   std::vector<Request> out;
-  int line_no     = 1;
-  double previous = 0;
+  int line_no          = 1;
+  double previous      = 0;
+  double output_tokens = 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty() || line == "\r")
@@ -68,6 +67,10 @@ std::vector<Request> read_request_trace(const std::string& path)
     std::string cell[3];
     for (auto& c : cell)
       std::getline(ss, c, ',');
+    if (std::string extra; std::getline(ss, extra) && extra.find_first_not_of(" \t\r") != std::string::npos)
+      throw InputError(path, line_no, static_cast<int>(cell[0].size() + cell[1].size() + cell[2].size()) + 4, "row",
+                       fmt::format("more than 3 columns ('{}' after output_len)", extra),
+                       "arrival_s,input_len,output_len");
     const char* names[3] = {"arrival_s", "input_len", "output_len"};
     double v[3]{};
     for (int k = 0; k < 3; ++k) {
@@ -81,6 +84,9 @@ std::vector<Request> read_request_trace(const std::string& path)
         throw InputError(path, line_no, 1, names[k], fmt::format("'{}' is not a number", cell[k]),
                          k == 0 ? ">= 0 s" : "integer >= 1");
     }
+    if (v[0] > max_trace_arrival_s)
+      throw InputError(path, line_no, 1, "arrival_s", fmt::format("{:g} s is out of range", v[0]),
+                       fmt::format("0..{:g} s", max_trace_arrival_s));
     if (v[0] < previous)
       throw InputError(path, line_no, 1, "arrival_s",
                        fmt::format("{} is before the previous arrival {}", v[0], previous),
@@ -89,6 +95,14 @@ std::vector<Request> read_request_trace(const std::string& path)
       if (v[k] < 1 || v[k] > (1 << 24) || v[k] != std::floor(v[k]))
         throw InputError(path, line_no, 1, names[k], fmt::format("{} tokens", v[k]), "integer 1..16777216");
     previous = v[0];
+    output_tokens += v[2];
+    if (out.size() >= static_cast<std::size_t>(max_serving_requests) || output_tokens > max_serving_output_tokens)
+      throw InputError(
+          path, line_no, 1, "rows",
+          fmt::format("the trace passes {} requests or {:.3g} output tokens (a serving run keeps every "
+                      "request and an 8-byte latency per output token)",
+                      max_serving_requests, max_serving_output_tokens),
+          fmt::format("<= {} rows, <= {:.3g} output tokens", max_serving_requests, max_serving_output_tokens));
     out.push_back({static_cast<int>(out.size()), v[0], static_cast<int>(v[1]), static_cast<int>(v[2])});
   }
   if (out.empty())

@@ -19,8 +19,13 @@ struct Request {
 /** @brief The scenario's requests, in arrival order (ids 0..n-1). Deterministic in (workload, seed). */
 std::vector<Request> make_requests(const RequestWorkload& w, std::uint64_t seed);
 
+/** Latest arrival a trace may hold: a serving run's clock is a double in seconds, whose steps stay far below a
+ *  microsecond up to here (1e6 s: 1.2e-10 s); 1e13 s would already shift TTFT by ~1%. */
+inline constexpr double max_trace_arrival_s = 1e6;
+
 /** @brief Reads a trace CSV: a header line `arrival_s,input_len,output_len`, then one request per line, arrivals
- *  non-decreasing. InputError (file, line, column name, valid range) on anything else. */
+ *  non-decreasing, at most max_trace_arrival_s, exactly 3 columns. InputError (file, line, column name, valid range) on
+ * anything else. */
 std::vector<Request> read_request_trace(const std::string& path);
 
 } // namespace dbosim::serving

@@ -1,7 +1,7 @@
+#include "TempDir.hpp"
 #include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
-#include "TempDir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -123,9 +123,9 @@ TEST_CASE("config::ScenarioLoader: the rules vLLM enforces", "[quick]")
 {
   SECTION("thresholds must be >= the number of micro-batches")
   {
-    auto msg = error_of(replace(kBase, "  enable_dbo: true", "  ubatch_size: 4\n  dbo_decode_token_threshold: 3"));
-    CHECK(msg == ":10:31: overlap.dbo_decode_token_threshold: must be >= the number of micro-batches (4) "
-                 "(valid: >= 4)");
+    auto msg = error_of(replace(kBase, "  enable_dbo: true", "  ubatch_size: 2\n  dbo_decode_token_threshold: 1"));
+    CHECK(msg == ":10:31: overlap.dbo_decode_token_threshold: must be >= the number of micro-batches (2) "
+                 "(valid: >= 2)");
     auto msg2 = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  dbo_prefill_token_threshold: 1"));
     CHECK(msg2.find("overlap.dbo_prefill_token_threshold: must be >= the number of micro-batches (2)") !=
           std::string::npos);

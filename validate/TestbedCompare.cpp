@@ -2,6 +2,7 @@
 
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "validate/ChildSim.hpp"
 #include "validate/TestbedPlan.hpp"
@@ -56,10 +57,10 @@ struct Measured {
 
 Measured read_recording(const std::string& path)
 {
-  std::ifstream in(path);
+  const std::string text = read_input_file(path, max_trace_file_bytes);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
     throw InputError(path, 0, 0, "json", e.what());
   }

@@ -1,6 +1,7 @@
 #include "validate/TraceImport.hpp"
 
 #include "config/InputError.hpp"
+#include "config/InputFile.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -123,7 +124,7 @@ std::vector<TraceKernel> read_chrome(const std::string& path, std::istream& in)
     k.dur_us   = e["dur"].get<double>();
     if (!(k.dur_us >= 0))
       throw InputError(path, 0, 0, "traceEvents.dur", "a negative duration: " + e.dump());
-    k.stream   = e.contains("tid") ? e["tid"].dump() : "";
+    k.stream = e.contains("tid") ? e["tid"].dump() : "";
     if (e.contains("args") && e["args"].is_object()) {
       const auto& a = e["args"];
       if (a.contains("stream"))
@@ -145,9 +146,7 @@ bool has(const std::string& field, const char* pattern)
 
 std::vector<TraceKernel> read_trace(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, 0, "file", "cannot open");
+  std::istringstream in(read_input_file(path, max_trace_file_bytes));
   if (path.size() > 4 && path.substr(path.size() - 4) == ".csv")
     return read_csv(path, in);
   return read_chrome(path, in);

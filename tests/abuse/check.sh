@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# One abusive-input case: runs `dbosim run CASE` and checks the exit code and the exact stderr given in the
-# case's header (`# expect-exit: N`, `# expect-stderr: ...`; @DIR@ = the case's folder), and that no output
-# file was written. Usage: check.sh DBOSIM CASE OUTDIR
+# One abusive-input case: runs `dbosim run CASE --out OUTDIR` (or the case's `# args:` line, where {case} is the
+# case file, {dir} its folder and {out} OUTDIR) and checks the exit code and the exact stderr given in the case's
+# header (`# expect-exit: N`, `# expect-stderr: ...`, repeatable for several lines; @DIR@ = the case's folder), and
+# that no summary was written for a rejected input. Usage: check.sh DBOSIM CASE OUTDIR
 set -u
 dbosim=$1 case=$2 out=$3
 dir=$(cd "$(dirname "$case")" && pwd)
 case="$dir/$(basename "$case")"
 expect_exit=$(sed -n 's/^# expect-exit: //p' "$case")
-expect_err=$(sed -n 's/^# expect-stderr: //p' "$case" | sed "s|@DIR@|$dir|g")
+expect_err=$(sed -n 's/^# expect-stderr: //p' "$case" | sed "s|@DIR@|$dir|g; s|@OUT@|$out|g")
+args=$(sed -n 's/^# args: //p' "$case")
 [ -n "$expect_exit" ] || { echo "case has no '# expect-exit:' line"; exit 1; }
+[ -n "$args" ] || args='run {case} --out {out}'
 rm -rf "$out"
-stderr=$("$dbosim" run "$case" --out "$out" 2>&1 >/dev/null)
+mkdir -p "$(dirname "$out")"
+# The args line is split on blanks; '' stands for an empty argument.
+argv=()
+set -f
+for word in $args; do
+  word=${word//\{case\}/$case}
+  word=${word//\{dir\}/$dir}
+  word=${word//\{out\}/$out}
+  [ "$word" = "''" ] && word=""
+  argv+=("$word")
+done
+set +f
+stderr=$("$dbosim" "${argv[@]}" 2>&1 >/dev/null)
 rc=$?
 status=0
 if [ "$rc" != "$expect_exit" ]; then
@@ -21,5 +36,8 @@ if [ "$stderr" != "$expect_err" ]; then
 fi
 if [ "$expect_exit" != 0 ] && [ -e "$out/summary.json" ]; then
   echo "summary.json was written for a rejected input"; status=1
+fi
+if [ -d "$out" ] && [ -n "$(find "$out" -name '*.tmp.*' -print -quit)" ]; then
+  echo "a temp file was left behind under $out"; status=1
 fi
 exit $status

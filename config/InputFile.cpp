@@ -1,0 +1,78 @@
+#include "config/InputFile.hpp"
+
+#include "config/InputError.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace dbosim {
+
+std::size_t first_invalid_utf8(const std::string& text)
+{
+  const auto* b       = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i       = 0;
+  while (i < n) {
+    const unsigned c = b[i];
+    int len          = 0;
+    unsigned lo = 0x80, hi = 0xBF; // the allowed range of the second byte
+    if (c < 0x80)
+      len = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      lo  = c == 0xE0 ? 0xA0 : 0x80;
+      hi  = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      lo  = c == 0xF0 ? 0x90 : 0x80;
+      hi  = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+      return i;
+    if (i + static_cast<std::size_t>(len) > n)
+      return i;
+    for (int k = 1; k < len; ++k) {
+      const unsigned x = b[i + static_cast<std::size_t>(k)];
+      if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF))
+        return i;
+    }
+    i += static_cast<std::size_t>(len);
+  }
+  return std::string::npos;
+}
+
+std::string read_input_file(const std::string& path, std::size_t max_bytes)
+{
+  namespace fs = std::filesystem;
+  if (path.empty())
+    throw InputError(path, "an empty path names no file");
+  if (first_invalid_utf8(path) != std::string::npos)
+    throw InputError(path, "the path is not valid UTF-8 (names and paths go into UTF-8 JSON outputs)");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st))
+    throw InputError(path, "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, fs::exists(st) ? "cannot open file (permission denied?)" : "cannot open file");
+  std::string bytes;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (bytes.size() + got > max_bytes)
+      throw InputError(path, fmt::format("is larger than the {} MiB limit for this kind of input (a device or an "
+                                         "endless file?)",
+                                         max_bytes >> 20));
+    bytes.append(buf, got);
+  }
+  if (in.bad())
+    throw InputError(path, "read error");
+  return bytes;
+}
+
+} // namespace dbosim

@@ -1,0 +1,24 @@
+/* dbosim — the one rule for reading a user-supplied file: a regular file (or a pipe) read whole up to a size cap.
+ * A directory, a missing or unreadable path, or a file past the cap (an endless device such as /dev/zero) is an
+ * InputError (exit 2) naming the path, never a bad_alloc. */
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace dbosim {
+
+/** Inputs that are hand-written or generated configs (scenarios, profiles, models, histograms, network facts). */
+inline constexpr std::size_t max_config_file_bytes = std::size_t{64} << 20;
+/** Inputs that are recordings (request traces, kernel traces, testbed recordings). */
+inline constexpr std::size_t max_trace_file_bytes = std::size_t{1} << 30;
+
+/** @brief Offset of the first byte of `text` that is not well-formed UTF-8 (overlong forms, surrogates and code
+ *  points past U+10FFFF included), or std::string::npos when it all is. */
+std::size_t first_invalid_utf8(const std::string& text);
+
+/** @brief `path`'s bytes. @throws InputError when it is missing, unreadable, a directory, or longer than `max_bytes`
+ *  (read at most max_bytes + 1 bytes, so an endless file stops there), or when the path itself is not UTF-8 (names
+ *  and paths are written into JSON outputs, which must be UTF-8). */
+std::string read_input_file(const std::string& path, std::size_t max_bytes = max_config_file_bytes);
+
+} // namespace dbosim
