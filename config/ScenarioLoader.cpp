@@ -3,6 +3,7 @@
 #include "config/DataDir.hpp"
 #include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
+#include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
 
@@ -120,15 +121,24 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                        "async_combine needs a DeepEP backend (finalize_async)",
                        "deepep_high_throughput, deepep_low_latency, deepep_v2");
 
-  auto& w = s.workload;
+  check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
+
+  // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
+  auto& w           = s.workload;
+  const bool decode = w.phase == models::Phase::decode;
+  const int q       = decode ? s.speculative.tokens_per_request() : 1;
+  if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
+    at("workload").fail(leaf_or_section("workload", "tokens_per_rank"),
+                        fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
+                                    w.tokens_per_rank, q - 1),
+                        fmt::format("a multiple of {}", q));
   if (w.batch == 0)
-    w.batch = w.phase == models::Phase::decode ? w.tokens_per_rank
-                                               : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
-  if (w.phase == models::Phase::decode && w.batch > w.tokens_per_rank)
+    w.batch = decode ? w.tokens_per_rank / q : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+  if (decode && long(w.batch) * q > w.tokens_per_rank)
     at("workload").fail("batch",
                         fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
-                                    w.batch, w.tokens_per_rank),
-                        fmt::format("1..{}", w.tokens_per_rank));
+                                    long(w.batch) * q, w.tokens_per_rank),
+                        fmt::format("1..{}", w.tokens_per_rank / q));
 }
 } // namespace
 
