@@ -124,9 +124,11 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
 
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
-  auto& w           = s.workload;
-  const bool decode = w.phase == models::Phase::decode;
-  const int q       = decode ? s.speculative.tokens_per_request() : 1;
+  auto& w            = s.workload;
+  const bool decode  = w.phase == models::Phase::decode;
+  // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
+  const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
+  const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
   if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
     at("workload").fail(leaf_or_section("workload", "tokens_per_rank"),
                         fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",

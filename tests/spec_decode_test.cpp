@@ -121,6 +121,10 @@ TEST_CASE("config::ScenarioLoader: speculative_config keys, validated where they
              Catch::Contains("num_speculative_tokens: has no effect without a speculative method"));
   CHECK_THAT(error_of(dsv3_ep8(63, kMtp1)),
              Catch::Contains("tokens_per_rank: 63 tokens do not split into decoding requests of 1 + 1"));
+  // A serving run schedules its own steps: its single-step tokens_per_rank is not held to 1 + k.
+  std::string serving_yaml = dsv3_ep8(1, kMtp1);
+  serving_yaml.replace(serving_yaml.find("context_len: 4096}"), 18, "context_len: 4096, num_prompts: 10}");
+  CHECK(load_scenario(dir.write("serving.yaml", serving_yaml)).requests.num_prompts == 10);
   const std::string located =
       error_of(dsv3_ep8(64, "speculative_config: {method: deepseek_mtp, acceptance_rate: 2}\n"));
   CHECK(located.rfind(":7:", 0) == 0); // file:line:col, at the value
