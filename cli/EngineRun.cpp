@@ -5,6 +5,7 @@
 #include "sim/Metrics.hpp"
 #include "sim/OutputGuards.hpp"
 #include "sim/ScheduleRegistry.hpp"
+#include "sim/SpecDecodeStep.hpp"
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/ClusterRun.hpp"
 #include "sim/Summary.hpp"
@@ -30,6 +31,20 @@ namespace {
  *  rank identical, and the single-rank engine is that exact shortcut. */
 bool every_rank(const Scenario& s) { return s.cluster.routing.dist != models::RoutingDist::balanced; }
 
+/** Under speculative decoding the engine's step is the target's forward; the draft's passes follow it. */
+void add_speculative(const Scenario& s, json& summary)
+{
+  if (!s.speculative.enabled())
+    return;
+  const models::DraftCost draft = sim::scenario_draft_cost(s, sim::workload_shape(s));
+  summary["speculative"]        = sim::spec_decode_json(s, draft, summary["step_time_us"].get<double>());
+}
+
+std::string speculative_text(const json& summary)
+{
+  return summary.contains("speculative") ? sim::spec_decode_text(summary["speculative"]) : std::string();
+}
+
 json simulate_cluster(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt,
                       const sim::PlanOptions& popt, bool print, bool write_summary)
 {
@@ -37,12 +52,14 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   json summary;
   summary["step_time_us"] = run.metrics.step_time_us;
   summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
+  add_speculative(s, summary);
   sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}wrote {}/trace.json\n", sim::cluster_summary_text(run.plan, run.metrics), out_dir);
+    fmt::print("{}{}wrote {}/trace.json\n", sim::cluster_summary_text(run.plan, run.metrics), speculative_text(summary),
+               out_dir);
   return summary;
 }
 
@@ -61,12 +78,13 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   sim::require_valid_timeline(sched, tl);
   const sim::Metrics m = sim::compute_metrics(sched, tl);
   json summary         = sim::summary_json(plan, m);
+  add_speculative(s, summary);
   sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}wrote {}/trace.json\n", sim::summary_text(plan, m), out_dir);
+    fmt::print("{}{}wrote {}/trace.json\n", sim::summary_text(plan, m), speculative_text(summary), out_dir);
   return summary;
 }
 

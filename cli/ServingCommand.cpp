@@ -22,6 +22,24 @@ using json = nlohmann::ordered_json;
 
 bool has_serving_workload(const Scenario& s) { return s.requests.num_prompts > 0 || !s.requests.trace.empty(); }
 
+namespace {
+/** Speculative decoding: the closed-form yield next to the one the run's acceptance draws gave (tokens after the
+ *  first per streamed chunk; a request's last chunk is cut at its output length). */
+json speculative_block(const Scenario& s, const serving::ServingResult& res)
+{
+  long tokens = 0, chunks = 0;
+  for (const serving::LiveRequest& l : res.live) {
+    tokens += l.generated - 1;
+    chunks += static_cast<long>(l.itl_s.size());
+  }
+  return {{"method", models::spec_method_name(s.speculative.method)},
+          {"num_speculative_tokens", s.speculative.num_speculative_tokens},
+          {"acceptance_rate", s.speculative.acceptance_rate},
+          {"expected_accepted_tokens", models::expected_accepted_tokens(s.speculative)},
+          {"measured_tokens_per_chunk", chunks > 0 ? double(tokens) / double(chunks) : 0.0}};
+}
+} // namespace
+
 int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args)
 {
   using namespace serving;
@@ -55,6 +73,8 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   block["gpus"]            = params.gpus;
   block["host_gap_us"]     = params.host_gap_us;
   block["kv_cache"]        = kv.to_json();
+  if (s.speculative.enabled())
+    block["speculative"] = speculative_block(s, res);
   block["step_cache"]      = {{"steps", res.steps.size()},       {"lookups", cache.lookups}, {"hits", cache.hits},
                               {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
 
@@ -75,6 +95,12 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
              "{:.2f}%), {} passes\n",
              res.steps.size(), cache.size(), bucket_error["samples"].get<long>(),
              bucket_error["max_error_pct"].get<double>(), bucket_error["mean_error_pct"].get<double>(), res.passes);
+  if (s.speculative.enabled())
+    fmt::print("speculative decoding ({}, k = {}): {:.3f} tokens per request per step expected, {:.3f} drawn; ITL is "
+               "per streamed chunk (vllm bench serve), TPOT per token\n",
+               block["speculative"]["method"].get<std::string>(), s.speculative.num_speculative_tokens,
+               block["speculative"]["expected_accepted_tokens"].get<double>(),
+               block["speculative"]["measured_tokens_per_chunk"].get<double>());
   fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", kv.num_blocks, kv.block_size,
              res.peak_kv_blocks);
   fmt::print("wrote {}/summary.json, requests.csv{}\n", out_dir, s.serving.step_trace ? ", steps.csv" : "");

@@ -97,4 +97,9 @@ namespace dbosim {
 std::string relative_to_file(const YamlMap& m, const std::string& name);
 /** @brief The serving keys (workload.num_prompts..., scheduler.*, serving.*, sweep): config/ServingParams.cpp. */
 void add_serving_params(std::vector<ParamDecl>& p);
+/** @brief The speculative_config.* keys (vLLM --speculative-config): config/SpeculativeParams.cpp. */
+void add_speculative_params(std::vector<ParamDecl>& p);
+/** @brief The speculative keys' cross-key rules, reported at `section` (the speculative_config mapping, or the
+ *  root when the scenario has none); run after every key is read. */
+void check_speculative_rules(const YamlMap& section, bool has_section, const Scenario& s);
 } // namespace dbosim

@@ -5,6 +5,7 @@
 #include "models/ModelSpec.hpp"
 #include "models/NetworkFacts.hpp"
 #include "models/OpCost.hpp"
+#include "models/SpecDecode.hpp"
 
 #include <cstdint>
 #include <string>
@@ -104,6 +105,7 @@ struct Scenario {
   RequestWorkload requests;
   SchedulerConfig scheduler;
   ServingOptions serving;
+  models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
   int sweep_axes     = 0; ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   std::uint64_t seed = 0;
 };

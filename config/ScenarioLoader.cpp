@@ -3,6 +3,7 @@
 #include "config/DataDir.hpp"
 #include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
+#include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
 
@@ -154,20 +155,30 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
               fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
   }
-  auto& w = s.workload;
+  check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
+
+  // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
+  auto& w            = s.workload;
+  const bool decode  = w.phase == models::Phase::decode;
+  // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
+  const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
+  const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
+  if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
+    at("workload").fail(leaf_or_section("workload", "tokens_per_rank"),
+                        fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
+                                    w.tokens_per_rank, q - 1),
+                        fmt::format("a multiple of {}", q));
   if (w.batch == 0)
-    w.batch = w.phase == models::Phase::decode ? w.tokens_per_rank
-                                               : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+    w.batch = decode ? w.tokens_per_rank / q : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+  if (decode && long(w.batch) * q > w.tokens_per_rank)
+    at("workload").fail("batch",
+                        fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
+                                    long(w.batch) * q, w.tokens_per_rank),
+                        fmt::format("1..{}", w.tokens_per_rank / q));
   if (w.phase == models::Phase::prefill && w.batch > w.tokens_per_rank)
     at("workload")
         .fail("batch",
               fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch,
-                          w.tokens_per_rank),
-              fmt::format("1..{}", w.tokens_per_rank));
-  if (w.phase == models::Phase::decode && w.batch > w.tokens_per_rank)
-    at("workload")
-        .fail("batch",
-              fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch, w.batch,
                           w.tokens_per_rank),
               fmt::format("1..{}", w.tokens_per_rank));
 }

@@ -155,6 +155,7 @@ std::vector<ParamDecl> build_params()
       "execution.host_sync_after_comm", false,
       "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
       [](Scenario & s) -> auto& { return s.execution.host_sync_after_comm; }));
+  add_speculative_params(p);
   add_serving_params(p);
   return p;
 }

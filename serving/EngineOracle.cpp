@@ -3,6 +3,7 @@
 #include "config/InputError.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
+#include "sim/SpecDecodeStep.hpp"
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/TimelineEngine.hpp"
 
@@ -34,7 +35,9 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::ve
   const sim::Timeline tl = engine.run(1, simgrid_args);
   const sim::Metrics m   = sim::compute_metrics(sched, tl);
   StepTime t;
-  t.step_us         = m.step_time_us;
+  // Speculative decoding: the draft's passes run after the target's forward (the engine's step), in series.
+  t.draft_us        = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
+  t.step_us         = m.step_time_us + t.draft_us;
   t.exposed_comm_us = m.exposed_comm_us;
   t.overlap_us      = m.overlap_us;
   t.ubatches        = plan.num_ubatches();

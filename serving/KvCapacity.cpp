@@ -47,6 +47,16 @@ double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSp
   return m.num_layers * attn_b + m.first_k_dense * dense + m.num_moe_layers() * moe + embed;
 }
 
+double mtp_weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSpec& p)
+{
+  models::ModelSpec block = m;
+  block.num_layers        = 1; // mtp_block: shaped as the target's MoE layers
+  block.first_k_dense     = 0;
+  const double h          = m.hidden;
+  const double embedding  = double(m.vocab) * h / p.tp * 2.0; // BF16, shared with the target: not counted twice
+  return weight_bytes_per_gpu(block, p) - embedding + 2.0 * h * h * 2.0;
+}
+
 namespace {
 
 /** Peak activations of vLLM's profiling run at max_num_batched_tokens (an estimate: BF16 residual stream, norm,
@@ -81,6 +91,10 @@ KvCapacity kv_capacity(const Scenario& s)
   c.block_size         = s.scheduler.block_size;
   c.kv_bytes_per_token = kv_bytes_per_token(s.model, s.parallel.tp);
   c.weight_bytes       = weight_bytes_per_gpu(s.model, s.parallel);
+  if (s.speculative.enabled()) { // the MTP layer keeps its own KV cache and weights
+    c.kv_bytes_per_token += kv_bytes_per_token(s.model, s.parallel.tp) / std::max(1, s.model.num_layers);
+    c.weight_bytes += mtp_weight_bytes_per_gpu(s.model, s.parallel);
+  }
   c.activation_bytes   = activation_bytes(s);
   c.budget_bytes       = s.hw.hbm_capacity_bytes * s.scheduler.gpu_memory_utilization;
   if (s.scheduler.num_gpu_blocks_override > 0) {

@@ -26,6 +26,10 @@ double kv_bytes_per_token(const models::ModelSpec& m, int tp);
 /** @brief Weight bytes resident on one GPU: attention/dense/shared split by TP, routed experts by EP, embeddings. */
 double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSpec& p);
 
+/** @brief The MTP module's weights on one GPU (speculative_config deepseek_mtp): one MoE decoder layer, eh_proj
+ *  [2 hidden -> hidden] in BF16 and its shared head's LM head (its own weights; vLLM shares only the embedding). */
+double mtp_weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSpec& p);
+
 /** @brief The DP rank's KV capacity; InputError naming scheduler.gpu_memory_utilization when nothing is left. */
 KvCapacity kv_capacity(const Scenario& s);
 

@@ -1,5 +1,7 @@
 #include "serving/RankScheduler.hpp"
 
+#include "serving/SpecAcceptance.hpp"
+
 #include <algorithm>
 
 namespace dbosim::serving {
@@ -26,12 +28,13 @@ void RankScheduler::release(LiveRequest* r)
 RankStep RankScheduler::schedule()
 {
   RankStep step;
-  int budget = cfg_.max_num_batched_tokens;
-  auto take  = [&](LiveRequest* r, int n) {
+  int budget         = cfg_.max_num_batched_tokens;
+  const int q_decode = spec_.tokens_per_request(); // vLLM: the last sampled token + its k drafts to verify
+  auto take          = [&](LiveRequest* r, int n) {
     step.scheduled.push_back(r);
     step.num_new.push_back(n);
     step.tokens += n;
-    step.all_decode = step.all_decode && n == 1 && r->computed > 0;
+    step.all_decode = step.all_decode && n == q_decode && r->computed > 0 && (q_decode == 1 || r->decoding());
     step.context_sum += r->computed + n;
     budget -= n;
   };
@@ -40,7 +43,7 @@ RankStep RankScheduler::schedule()
   std::size_t i = 0;
   while (i < running_.size() && budget > 0) {
     LiveRequest* r = running_[i];
-    const int n    = std::min(r->num_tokens() - r->computed, budget);
+    const int n    = std::min(r->decoding() ? q_decode : r->num_tokens() - r->computed, budget);
     bool ok        = true;
     while (!allocate(r, n)) {
       LiveRequest* victim = running_.back();
@@ -84,7 +87,11 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
   std::vector<LiveRequest*> finished;
   for (std::size_t k = 0; k < step.scheduled.size(); ++k) {
     LiveRequest* r = step.scheduled[k];
-    r->computed += step.num_new[k];
+    // Verification: the leading accepted drafts keep their KV, plus the token sampled after them; the rejected
+    // drafts' KV is dropped (vLLM rolls num_computed_tokens back). All of them stream to the client as one chunk.
+    const int drafts   = spec_.enabled() && r->decoding() ? step.num_new[k] - 1 : 0;
+    const int accepted = drafts > 0 ? accepted_drafts(spec_, seed_, r->req->id, r->generated, drafts) : 0;
+    r->computed += drafts > 0 ? 1 + accepted : step.num_new[k];
     if (r->computed < r->num_tokens())
       continue; // a prefill chunk: no token yet
     if (r->first_token_s < 0)
@@ -92,7 +99,7 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
     else
       r->itl_s.push_back(end_s - r->last_token_s);
     r->last_token_s = end_s;
-    ++r->generated;
+    r->generated += std::min(1 + accepted, r->req->output_len - r->generated);
     const bool done = r->generated >= r->req->output_len;
     if (done || hand_over_after_first_token) {
       if (done)

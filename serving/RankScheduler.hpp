@@ -3,9 +3,12 @@
  * (the last running request goes back to the front of the waiting queue and loses its KV). */
 #pragma once
 #include "config/Scenario.hpp"
+#include "models/SpecDecode.hpp"
 #include "serving/Workload.hpp"
 
+#include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 namespace dbosim::serving {
@@ -24,6 +27,8 @@ struct LiveRequest {
   double finish_s      = -1;
   std::vector<double> itl_s; ///< gaps between consecutive output tokens
   int num_tokens() const { return req->input_len + generated; }
+  /** @brief Past its first token with every token but the last sampled one in the cache: it decodes next. */
+  bool decoding() const { return generated > 0 && num_tokens() - computed == 1; }
 };
 
 /** @brief What one rank runs in one step. */
@@ -31,15 +36,16 @@ struct RankStep {
   std::vector<LiveRequest*> scheduled;
   std::vector<int> num_new; ///< new tokens of each scheduled request
   int tokens       = 0;
-  bool all_decode  = true; ///< every scheduled request computes exactly one token (a uniform decode batch)
+  bool all_decode  = true; ///< every scheduled request decodes (1 + k tokens each): a uniform decode batch
   long context_sum = 0;    ///< sum of KV lengths after the step
   int preempted    = 0;
 };
 
 class RankScheduler {
 public:
-  RankScheduler(const SchedulerConfig& cfg, long num_blocks)
-      : cfg_(cfg), free_blocks_(num_blocks), total_blocks_(num_blocks)
+  /** @brief `spec`: speculative decoding (a decoding request runs 1 + k tokens; `seed` keys the acceptance draws). */
+  RankScheduler(const SchedulerConfig& cfg, long num_blocks, models::SpecDecodeSpec spec = {}, std::uint64_t seed = 0)
+      : cfg_(cfg), free_blocks_(num_blocks), total_blocks_(num_blocks), spec_(std::move(spec)), seed_(seed)
   {
   }
 
@@ -70,6 +76,8 @@ private:
   long total_blocks_;
   long peak_used_   = 0;
   long preemptions_ = 0;
+  models::SpecDecodeSpec spec_;
+  std::uint64_t seed_ = 0;
 };
 
 } // namespace dbosim::serving

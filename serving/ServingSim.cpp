@@ -29,6 +29,8 @@ ServingParams serving_params(const Scenario& s, const KvCapacity& kv)
   p.kv_transfer_bytes_per_s     = s.hw.nic_bytes_per_s;
   p.kv_transfer_latency_s       = s.hw.nic_latency_us * 1e-6;
   p.graph_decode                = s.execution.cuda_graph == CudaGraphMode::full && !s.execution.host_sync_after_comm;
+  p.speculative                 = s.speculative;
+  p.seed                        = s.seed;
   p.buckets.context_per_octave  = s.serving.context_buckets_per_octave;
   p.buckets.token_per_octave    = s.serving.token_buckets_per_octave;
   return p;
@@ -60,7 +62,7 @@ public:
     groups_[0].prefill_only = p.disaggregated;
     for (Group& g : groups_)
       for (int r = 0; r < p.dp; ++r)
-        g.ranks.emplace_back(p_.scheduler, p.kv_blocks_per_rank);
+        g.ranks.emplace_back(p_.scheduler, p.kv_blocks_per_rank, p.speculative, p.seed);
   }
   int pass_number = 1; ///< for progress reports (1 = the first pass)
 
@@ -265,8 +267,10 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
 {
   const long blocks_needed_max = [&] {
     long m = 0;
+    const long drafts = p.speculative.tokens_per_request() - 1; // the last step's drafts hold KV slots too
     for (const Request& r : requests)
-      m = std::max(m, (long(r.input_len) + r.output_len + p.scheduler.block_size - 1) / p.scheduler.block_size);
+      m = std::max(m, (long(r.input_len) + r.output_len + drafts + p.scheduler.block_size - 1) /
+                          p.scheduler.block_size);
     return m;
   }();
   for (const Request& r : requests) {

@@ -48,6 +48,8 @@ struct ServingParams {
   double kv_transfer_bytes_per_s     = 0;     ///< the NIC, per GPU
   double kv_transfer_latency_s       = 0;
   bool graph_decode                  = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
+  models::SpecDecodeSpec speculative;         ///< decoding requests run 1 + k tokens; acceptance drawn per draft
+  std::uint64_t seed                 = 0;     ///< the scenario's seed (acceptance draws)
   Buckets buckets;
   int max_guess_passes = 6;
   std::string file     = "scenario"; ///< the scenario file, for errors

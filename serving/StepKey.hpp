@@ -32,6 +32,7 @@ struct StepTime {
   double step_us         = 0;
   double exposed_comm_us = 0;
   double overlap_us      = 0;
+  double draft_us        = 0; ///< speculative decoding: the draft module's passes, included in step_us
   int ubatches           = 1;                        ///< 2: DBO split the step
   bool cuda_graph        = false;                    ///< the step replays a full CUDA graph
   std::array<double, sim::num_op_kinds> per_op_us{}; ///< per op kind (sim::op_kind_name) totals

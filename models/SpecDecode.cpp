@@ -1,0 +1,158 @@
+/* dbosim — DeepSeek MTP speculative decoding: accepted tokens in closed form and the draft module's cost. */
+#include "models/SpecDecode.hpp"
+
+#include "models/KernelCost.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dbosim::models {
+
+std::string spec_method_name(SpecMethod m)
+{
+  switch (m) {
+  case SpecMethod::none:
+    return "none";
+  case SpecMethod::deepseek_mtp:
+    return "deepseek_mtp";
+  }
+  return "?";
+}
+
+double SpecDecodeSpec::acceptance(int i) const
+{
+  if (acceptance_rate.empty() || i < 1)
+    return 0;
+  if (acceptance_rate.size() == 1)
+    return acceptance_rate.front();
+  return acceptance_rate[static_cast<std::size_t>(std::min<int>(i, static_cast<int>(acceptance_rate.size())) - 1)];
+}
+
+double expected_accepted_tokens(const SpecDecodeSpec& spec)
+{
+  if (!spec.enabled())
+    return 1;
+  // Draft i counts only when every draft before it was accepted: P(i accepted) = a_1 a_2 ... a_i.
+  double expected = 1, p_prefix = 1;
+  for (int i = 1; i <= spec.num_speculative_tokens; ++i) {
+    p_prefix *= spec.acceptance(i);
+    expected += p_prefix;
+  }
+  return expected;
+}
+
+std::vector<StepShape> draft_pass_shapes(const SpecDecodeSpec& spec, const StepShape& target)
+{
+  std::vector<StepShape> out;
+  if (!spec.enabled() || target.tokens <= 0)
+    return out;
+  // vLLM's EagleProposer.propose: the first pass runs over every token the target ran (input ids shifted by one,
+  // the target's hidden states), logits on each request's last row; the later k - 1 passes feed one draft token
+  // per request (max_query_len 1), the KV length one further each time.
+  out.push_back(target);
+  for (int i = 2; i <= spec.num_speculative_tokens; ++i) {
+    StepShape s;
+    s.phase       = Phase::decode;
+    s.tokens      = target.batch;
+    s.batch       = target.batch;
+    s.context_len = target.context_len + (i - 1);
+    out.push_back(s);
+  }
+  return out;
+}
+
+namespace {
+
+/** The kernels around the MTP block: before it over every token of the pass, after it on one row per request. */
+std::vector<KernelWork> head_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  const double t = s.tokens, rows = s.batch;
+  const int vocab_per_rank = (m.vocab + par.tp - 1) / par.tp; // ParallelLMHead: vocab split over TP
+  std::vector<KernelWork> k;
+  k.push_back(streaming_kernel("mtp_embedding", t, m.hidden, 1, 1, ""));
+  k.push_back(streaming_kernel("mtp_enorm", t, m.hidden, 1, 1, "rmsnorm"));
+  k.push_back(streaming_kernel("mtp_hnorm", t, m.hidden, 1, 1, "rmsnorm"));
+  k.push_back(gemm_kernel("mtp_eh_proj", t, m.hidden, 2 * m.hidden, DType::bf16)); // nn.Linear: not quantized
+  k.push_back(streaming_kernel("mtp_shared_head_norm", rows, m.hidden, 1, 1, "rmsnorm"));
+  k.push_back(gemm_kernel("mtp_lm_head", rows, vocab_per_rank, m.hidden, DType::bf16));
+  k.push_back(streaming_kernel("mtp_argmax", rows, vocab_per_rank, 1, 0, ""));
+  return k;
+}
+
+/** One stream's kernels in series: under a graph, one launch then back to back; eager, kernel i cannot start
+ *  before the host has launched it (i + 1 launches) nor before kernel i - 1 has ended. */
+double serial_us(const std::vector<double>& kernel_us, const DraftIssue& issue)
+{
+  double host = 0, gpu = 0;
+  if (issue.cuda_graph)
+    gpu = issue.launch_cpu_us;
+  for (double us : kernel_us) {
+    if (!issue.cuda_graph) {
+      host += issue.launch_cpu_us;
+      gpu = std::max(gpu, host);
+    }
+    gpu += us + issue.kernel_gap_us;
+  }
+  return gpu;
+}
+
+DraftPassCost pass_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                        const CommSetup& comm, const DraftIssue& issue)
+{
+  DraftPassCost p;
+  p.shape           = shape;
+  CommSetup unsplit = comm;
+  unsplit.comm_sms  = 0; // the drafter's forward runs whole: no DBO, so no SM partition
+  p.block           = layer_costs(model, hw, par, shape, true, unsplit);
+  std::vector<double> kernel_us;
+  const std::vector<KernelWork> head = head_kernels(model, par, shape);
+  // Embedding, norms and eh_proj run before the block, the shared head after it; in series the order is moot.
+  for (const KernelWork& k : head) {
+    const double us = kernel_time(hw, k).us;
+    p.head_us += us;
+    kernel_us.push_back(us);
+  }
+  p.head_kernels = static_cast<int>(head.size());
+  for (const OpCost& op : p.block.ops) {
+    if (!op.parts.empty())
+      for (const OpKernelPart& part : op.parts)
+        kernel_us.push_back(part.us);
+    else // D and C: their kernels share the op's time alone on the fabric
+      for (int i = 0; i < std::max(1, op.kernels); ++i)
+        kernel_us.push_back(op.duration_us / std::max(1, op.kernels));
+  }
+  p.kernels       = static_cast<int>(kernel_us.size());
+  p.us            = serial_us(kernel_us, issue);
+  double block_us = 0;
+  for (const OpCost& op : p.block.ops)
+    block_us += op.duration_us;
+  p.method = fmt::format("draft pass {} tokens / {} requests: mtp_block {:.3f} us + head {:.3f} us over {} kernels, "
+                         "{} (+{:.3f} us gap per kernel) = {:.3f} us",
+                         shape.tokens, shape.batch, block_us, p.head_us, p.kernels,
+                         issue.cuda_graph ? fmt::format("one graph launch {:.3f} us", issue.launch_cpu_us)
+                                          : fmt::format("eager, {:.3f} us host launch per kernel", issue.launch_cpu_us),
+                         issue.kernel_gap_us, p.us);
+  return p;
+}
+
+} // namespace
+
+DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& target,
+                     const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue)
+{
+  DraftCost out;
+  if (!spec.enabled())
+    return out;
+  if (model.num_moe_layers() <= 0)
+    throw std::invalid_argument(
+        fmt::format("draft_cost: model {} has no MoE layer to shape the MTP block after", model.name));
+  for (const StepShape& s : draft_pass_shapes(spec, target)) {
+    out.passes.push_back(pass_cost(model, hw, par, s, comm, issue));
+    out.us += out.passes.back().us;
+  }
+  return out;
+}
+
+} // namespace dbosim::models
