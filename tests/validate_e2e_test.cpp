@@ -151,16 +151,17 @@ TEST_CASE("validate e2e: predictions are what `dbosim run` gives, and the group 
   dbosim::test::TempDir dir;
   // step_ms of the small scenario; a speedup whose arms differ only in DBO; a speedup of two identical arms (= 1
   // exactly: both read the one run the memo keeps); tok/s per node = 8 tokens x 8 GPUs / step, over (1 - 0.5).
-  dir.write("e2e_small.yaml",
-            "defaults: {tolerance_pct: 50, tolerance_basis: b, source: s, scenario: " + small_scenario +
-                "}\n"
-                "cases:\n"
-                "  - {name: step, metric: step_ms, measured: 1}\n"
-                "  - {name: same, metric: speedup, measured: 1, base: {seed: 1}, test: {seed: 1}}\n"
-                "  - {name: cached, metric: tok_s_per_node, cache_hit_fraction: 0.5, measured: 1000}\n");
+  dbosim::test::TempDir cases; // only the case file: --cases reads every *.yaml there
+  cases.write("e2e_small.yaml",
+              "defaults: {tolerance_pct: 50, tolerance_basis: b, source: s, scenario: " + small_scenario +
+                  "}\n"
+                  "cases:\n"
+                  "  - {name: step, metric: step_ms, measured: 1}\n"
+                  "  - {name: same, metric: speedup, measured: 1, base: {seed: 1}, test: {seed: 1}}\n"
+                  "  - {name: cached, metric: tok_s_per_node, cache_hit_fraction: 0.5, measured: 1000}\n");
   int rc                 = 0;
   const std::string vdir = dir.path() + "/v";
-  std::string out        = run_shell(bin + " validate --no-testbed --cases " + dir.path() + " --out " + vdir +
+  std::string out        = run_shell(bin + " validate --no-testbed --cases " + cases.path() + " --out " + vdir +
                                          " --write-baseline " + dir.path() + "/b.yaml 2>&1",
                                      &rc);
   INFO(out);
@@ -182,8 +183,9 @@ TEST_CASE("validate e2e: predictions are what `dbosim run` gives, and the group 
   const Baseline b = load_baseline_file(dir.path() + "/b.yaml");
   CHECK(b.cases.at("e2e") == std::vector<std::string>{"step", "same", "cached"});
   const std::string tight = dir.write("tight.yaml", "groups:\n  e2e: 0\n");
-  out                     = run_shell(
-                          bin + " validate --no-testbed --cases " + dir.path() + " --out " + vdir + " --baseline " + tight + " 2>&1", &rc);
+  out = run_shell(bin + " validate --no-testbed --cases " + cases.path() + " --out " + vdir + " --baseline " + tight +
+                      " 2>&1",
+                  &rc);
   CHECK(rc == 4);
   CHECK(out.find("gate: group e2e:") != std::string::npos);
 }
@@ -195,10 +197,10 @@ TEST_CASE("validate e2e: the uncertainty band is the e2e group's recorded error 
   CHECK_FALSE(load_error_band(dir.write("no_e2e.yaml", "groups:\n  testbed_makespan/dbo: 8.86\n")));
   CHECK(band_text(std::nullopt, "x.yaml").find("not measured") != std::string::npos);
   const std::string f =
-      dir.write("b.yaml", "groups:\n  e2e: 23.45\n  testbed_makespan/dbo: 8.86\ncases:\n  e2e: [a6_x, a7_y]\n");
+      dir.write("b.yaml", "groups:\n  e2e: 23.46\n  testbed_makespan/dbo: 8.86\ncases:\n  e2e: [a6_x, a7_y]\n");
   const auto band = load_error_band(f);
   REQUIRE(band);
-  CHECK(band->mape_pct == Approx(23.45));
+  CHECK(band->mape_pct == Approx(23.46));
   CHECK(band->cases == std::vector<std::string>{"a6_x", "a7_y"});
   CHECK(band_text(band, f) == "band ±23.5% from validate e2e group (2 cases: a6_x, a7_y) in " + f);
   CHECK_THROWS_AS(load_error_band(dir.write("bad.yaml", "groups:\n  e2e: 1\ncases:\n  e2e: 3\n")), dbosim::InputError);

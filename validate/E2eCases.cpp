@@ -209,7 +209,7 @@ std::vector<E2eCase> load_cases(const std::string& dir, const std::string& work_
     if (defaults && !defaults.IsNull())
       YamlMap(defaults, f, "defaults"); // a mapping with plain, unique keys, else an InputError
     for (std::size_t i = 0; i < list.size(); ++i) {
-      YAML::Node c = YAML::Clone(list[i]);
+      YAML::Node c = list[i]; // not a clone: the case's own keys keep their line numbers for errors
       if (!c.IsMap())
         top.fail("cases", "case " + std::to_string(i) + " is not a mapping");
       if (defaults && defaults.IsMap())
