@@ -1,16 +1,18 @@
 #include "cli/EngineRun.hpp"
 
 #include "config/AtomicFile.hpp"
+#include "config/DataDir.hpp"
 #include "config/InputError.hpp"
+#include "sim/ClusterRun.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/OutputGuards.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SpecDecodeStep.hpp"
 #include "sim/StepPlanBuilder.hpp"
-#include "sim/ClusterRun.hpp"
 #include "sim/Summary.hpp"
 #include "sim/TimelineEngine.hpp"
 #include "sim/TraceWriter.hpp"
+#include "validate/ErrorBand.hpp"
 
 #include <fmt/format.h>
 
@@ -26,6 +28,22 @@ namespace dbosim::cli {
 using json = nlohmann::ordered_json;
 
 namespace {
+
+/** `text` with the model's uncertainty band (validate's e2e group, from the recorded baseline) on the line after the
+ *  first line holding `after` (the step time). */
+std::string with_band(std::string text, const std::string& after)
+{
+  const std::string shown = "validate/baseline.yaml"; // in the data folder
+  auto band               = validate::load_error_band(data_dir() + "/" + shown);
+  if (band)
+    band->source = shown;
+  const std::string line = "  " + validate::band_text(band, shown) + "\n";
+  const std::size_t at   = text.find(after);
+  const std::size_t eol  = at == std::string::npos ? std::string::npos : text.find('\n', at);
+  if (eol == std::string::npos)
+    return text + line;
+  return text.insert(eol + 1, line);
+}
 
 /** Every rank simulated (sim/ClusterRun) when routing is drawn: ranks then differ. Balanced routing makes every
  *  rank identical, and the single-rank engine is that exact shortcut. */
@@ -58,7 +76,8 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}wrote {}/trace.json\n", sim::cluster_summary_text(run.plan, run.metrics), speculative_text(summary),
+    fmt::print("{}{}wrote {}/trace.json\n", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+               speculative_text(summary),
                out_dir);
   return summary;
 }
@@ -68,7 +87,7 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
               bool write_summary)
 {
   sim::PlanOptions popt;
-  popt.schedule             = opt.schedule;
+  popt.schedule = opt.schedule;
   if (every_rank(s))
     return simulate_cluster(s, out_dir, opt, popt, print, write_summary);
   const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
@@ -84,7 +103,8 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}wrote {}/trace.json\n", sim::summary_text(plan, m), speculative_text(summary), out_dir);
+    fmt::print("{}{}wrote {}/trace.json\n", with_band(sim::summary_text(plan, m), "step time "),
+               speculative_text(summary), out_dir);
   return summary;
 }
 

@@ -8,6 +8,7 @@
 #include "plan/PlanAnalysis.hpp"
 #include "plan/PlanPlots.hpp"
 #include "plan/PlanReport.hpp"
+#include "validate/ErrorBand.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -141,21 +142,15 @@ int plan_command(const PlanOptions& opt)
     }
   const PlanAnalysis an = analyse(spec, results);
 
+  // The band is validate's e2e group (whole steps and serving runs against published deployments), read from the
+  // recorded baseline: the same for every point, since no per-schedule e2e error is recorded.
   ModelError err;
   err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
-  err.group  = "testbed_makespan/serial";
-  if (an.recommended) {
-    const PlanPoint& p       = points[*an.recommended];
-    const YAML::Node base_ov = spec.base["overlap"];
-    auto flag                = [&](const std::string& key, const std::string& leaf) {
-      const std::string v = p.value(key);
-      return v.empty() ? (base_ov && base_ov[leaf] && base_ov[leaf].as<bool>()) : v == "true";
-    };
-    err.group = "testbed_makespan/" + std::string(flag("overlap.enable_dbo", "enable_dbo")         ? "dbo"
-                                                  : flag("overlap.async_combine", "async_combine") ? "async_combine"
-                                                                                                   : "serial");
+  err.group  = validate::band_group;
+  if (const auto band = validate::load_error_band(err.source)) {
+    err.mape_pct = band->mape_pct;
+    err.cases    = band->cases;
   }
-  err.mape_pct = model_error_pct(err.source, err.group.substr(err.group.find('/') + 1));
   if (!fs::exists(err.source))
     err.source = "";
 

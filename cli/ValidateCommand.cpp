@@ -3,15 +3,19 @@
 #include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
+#include "config/InputError.hpp"
 #include "config/OutputDir.hpp"
 #include "validate/CaseResult.hpp"
+#include "validate/E2eCases.hpp"
 #include "validate/RefCases.hpp"
 #include "validate/TestbedCompare.hpp"
 #include "validate/TraceImport.hpp"
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <filesystem>
+#include <unistd.h>
 
 namespace dbosim::cli {
 
@@ -31,7 +35,18 @@ struct ValidateOptions {
   double gate_slack_pct         = 2;
   bool no_cases                 = false;
   bool no_testbed               = false;
+  bool no_e2e                   = false;
 };
+
+/** This program: each e2e case runs `dbosim run` as a user would. */
+std::string self_exe()
+{
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    throw InternalError("dbosim validate: cannot find this program (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
 
 ValidateOptions& options()
 {
@@ -57,6 +72,8 @@ CLI::App* add_validate_command(CLI::App& app)
       ->check(CLI::Range(0.1, 100.0));
   v->add_flag("--no-cases", o.no_cases, "Skip the reference cases");
   v->add_flag("--no-testbed", o.no_testbed, "Skip the testbed");
+  v->add_flag("--no-e2e", o.no_e2e,
+              "Skip the e2e group (cases/e2e*.yaml: published deployments, each a `dbosim run` child; ~1 min)");
   v->add_option("--write-testbed-plans", o.write_plans,
                 "Write the testbed's plan files (the schedules' op lists) to DIR for kernels/overlap_testbed.cu, then "
                 "exit");
@@ -97,6 +114,14 @@ int validate_command()
         o.cases_dir.empty() ? (std::filesystem::path(root) / "validate" / "cases").string() : o.cases_dir;
     for (auto& r : validate::run_reference_cases(cases))
       rows.push_back(std::move(r));
+    if (!o.no_e2e) {
+      validate::E2eOptions e2e;
+      e2e.cases_dir = cases;
+      e2e.dbosim    = self_exe();
+      e2e.work_dir  = (std::filesystem::path(o.out_dir) / "e2e").string();
+      for (auto& r : validate::run_e2e_cases(e2e))
+        rows.push_back(std::move(r));
+    }
   }
   fmt::print("{}", validate::format_results(rows));
   for (const std::string& m : missing)
@@ -106,7 +131,7 @@ int validate_command()
   fmt::print("wrote {}\n", csv);
   const auto groups = validate::summarize(rows);
   if (!o.write_baseline.empty()) {
-    write_file_atomic(o.write_baseline, validate::baseline_yaml(groups));
+    write_file_atomic(o.write_baseline, validate::baseline_yaml(groups, rows));
     fmt::print("wrote {}\n", o.write_baseline);
   }
   if (!o.baseline.empty()) {

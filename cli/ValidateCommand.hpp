@@ -1,6 +1,7 @@
-/* dbosim — `dbosim validate`: reference cases and the overlap testbed, predicted vs measured, MAPE per group, a CSV,
- * and the regression gate. Exit codes: 0 every checked case within its tolerance (and the gate holds), 3 a case
- * exceeds its tolerance, 4 the gate fails (a group's MAPE above its recorded level + 2 points), 2 bad input. */
+/* dbosim — `dbosim validate`: reference cases, the e2e group (published deployments, each a `dbosim run` child) and
+ * the overlap testbed, predicted vs measured, MAPE per group, a CSV, and the regression gate. Exit codes: 0 every
+ * checked case within its tolerance (and the gate holds), 3 a case exceeds its tolerance, 4 the gate fails (a group's
+ * MAPE above its recorded level + 2 points), 2 bad input. */
 #pragma once
 #include <CLI/CLI.hpp>
 

@@ -101,15 +101,4 @@ PlanAnalysis analyse(const PlanSpec& spec, const std::vector<PointResult>& rs)
   return out;
 }
 
-std::optional<double> model_error_pct(const std::string& baseline_file, const std::string& schedule)
-{
-  if (baseline_file.empty() || !std::filesystem::exists(baseline_file))
-    return std::nullopt;
-  const YAML::Node root = YAML::LoadFile(baseline_file);
-  const YAML::Node v    = root["groups"]["testbed_makespan/" + schedule];
-  if (!v || !v.IsScalar())
-    return std::nullopt;
-  return v.as<double>();
-}
-
 } // namespace dbosim::plan

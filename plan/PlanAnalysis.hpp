@@ -47,8 +47,4 @@ double metric(const PointResult& r, const std::string& key);
 
 PlanAnalysis analyse(const PlanSpec& spec, const std::vector<PointResult>& results);
 
-/** @brief The model's measured error for a schedule: the MAPE (%) of validate's `testbed_makespan/<schedule>` group
- *  in a baseline file (validate/baseline.yaml), if the file and the group exist. */
-std::optional<double> model_error_pct(const std::string& baseline_file, const std::string& schedule);
-
 } // namespace dbosim::plan

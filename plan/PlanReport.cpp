@@ -151,10 +151,15 @@ std::vector<std::string> recommendation_text(const PlanSpec& spec, const std::ve
   if (err.mape_pct) {
     const double m  = *err.mape_pct / 100.0;
     const auto reps = [&](double f) { return static_cast<int>(std::ceil(spec.demand / (a.throughput * f) - 1e-9)); };
-    out.push_back(fmt::format("Uncertainty: the model's measured error for this schedule is {:.1f}% MAPE ({} in {}). "
-                              "Throughput band {:.1f} .. {:.1f} {} per replica, so {} .. {} GPUs.",
-                              *err.mape_pct, err.group, err.source, a.throughput * (1 - m), a.throughput * (1 + m),
-                              spec.demand_unit, reps(1 + m) * a.gpus, m < 1 ? reps(1 - m) * a.gpus : 0));
+    std::string names;
+    for (std::size_t k = 0; k < err.cases.size(); ++k)
+      names += (k ? ", " : ": ") + err.cases[k];
+    out.push_back(fmt::format("Uncertainty: the model's measured error against published deployments is {:.1f}% "
+                              "MAPE (validate group {}, {} cases{}; recorded in {}). Throughput band {:.1f} .. {:.1f} "
+                              "{} per replica, so {} .. {} GPUs.",
+                              *err.mape_pct, err.group, err.cases.size(), names, err.source, a.throughput * (1 - m),
+                              a.throughput * (1 + m), spec.demand_unit, reps(1 + m) * a.gpus,
+                              m < 1 ? reps(1 - m) * a.gpus : 0));
   } else
     out.push_back(fmt::format("Uncertainty: model error not yet measured (no `{}` group in {}).", err.group,
                               err.source.empty() ? "a validate baseline" : err.source));

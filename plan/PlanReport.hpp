@@ -9,11 +9,13 @@
 
 namespace dbosim::plan {
 
-/** @brief What the report says about the model's error: the validate group and its MAPE (%), if measured. */
+/** @brief What the report says about the model's error: validate's e2e group (whole steps and serving runs against
+ *  published deployments), its recorded MAPE (%) if measured, and the cases it rests on. */
 struct ModelError {
   std::string source; ///< the baseline file read ("" when none)
-  std::string group;  ///< "testbed_makespan/dbo"
+  std::string group;  ///< "e2e"
   std::optional<double> mape_pct;
+  std::vector<std::string> cases;
 };
 
 /** @brief The plots, as inline SVG text. */

@@ -83,14 +83,3 @@ TEST_CASE("plan analysis: no point meets the SLOs, failed points count for nothi
   CHECK_FALSE(an.points[1].ok);
   CHECK_FALSE(an.points[0].dbo_gain);
 }
-
-TEST_CASE("plan analysis: model error comes from validate's baseline when present", "[quick][plan]")
-{
-  CHECK_FALSE(model_error_pct("/nonexistent/baseline.yaml", "dbo"));
-  CHECK_FALSE(model_error_pct("", "dbo"));
-  dbosim::test::TempDir dir;
-  const std::string f = dir.write("baseline.yaml", "groups:\n  testbed_makespan/dbo: 20.91\n  deepep_ll: 22.5\n");
-  REQUIRE(model_error_pct(f, "dbo"));
-  CHECK(*model_error_pct(f, "dbo") == Approx(20.91));
-  CHECK_FALSE(model_error_pct(f, "serial"));
-}

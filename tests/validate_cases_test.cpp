@@ -29,7 +29,7 @@ TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[qui
   CHECK(gate_violations(g, {{"g", 12.9}, {"h", 48.0}}, 2).size() == 1);
   CHECK(gate_violations(g, {{"g", 15.0}}, 2).size() == 1); // a group without a recorded MAPE fails the gate
   dbosim::test::TempDir dir;
-  const std::string b = dir.write("b.yaml", baseline_yaml(g));
+  const std::string b = dir.write("b.yaml", baseline_yaml(g, rows));
   const auto back     = load_baseline(b);
   CHECK(back.at("g") == Approx(15));
   CHECK(results_csv(rows).find("g,b,\"m\",us,80,100,-20.000,10.0,FAIL,\"s\"") != std::string::npos);

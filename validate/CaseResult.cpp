@@ -59,26 +59,54 @@ std::string results_csv(const std::vector<CaseResult>& rows)
   return out;
 }
 
-std::map<std::string, double> load_baseline(const std::string& path)
+Baseline load_baseline_file(const std::string& path)
 {
   const YAML::Node root = load_yaml_file(path);
   YamlMap top(root, path, "");
   YamlMap groups = top.get_map("groups");
-  std::map<std::string, double> b;
+  Baseline b;
   for (const std::string& k : groups.keys())
-    b[k] = groups.get_double(k, 0, 1e6);
+    b.mape_pct[k] = groups.get_double(k, 0, 1e6);
   groups.finish();
+  if (top.has("cases")) {
+    const YAML::Node cases = top.raw("cases");
+    if (!cases.IsMap())
+      top.fail("cases", "must be a mapping of group names to lists of case names", "{e2e: [case, ...]}");
+    for (const auto& kv : cases) {
+      const std::string g = kv.first.as<std::string>();
+      if (!kv.second.IsSequence())
+        top.fail_at(kv.second, "cases." + g, "must be a list of case names");
+      for (const auto& n : kv.second) {
+        if (!n.IsScalar())
+          top.fail_at(n, "cases." + g, "a case name must be a string");
+        b.cases[g].push_back(n.as<std::string>());
+      }
+    }
+  }
   top.allow({"note"});
   top.finish();
   return b;
 }
 
-std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups)
+std::map<std::string, double> load_baseline(const std::string& path) { return load_baseline_file(path).mape_pct; }
+
+std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups, const std::vector<CaseResult>& rows)
 {
   std::string out = "# MAPE (%) per validate group, recorded by `dbosim validate --write-baseline`; the CI gate fails "
                     "when a group's MAPE rises more than 2 points above it.\ngroups:\n";
   for (const auto& [name, s] : groups)
     out += fmt::format("  {}: {:.2f}\n", name, s.mape_pct);
+  std::string cases;
+  for (const auto& [name, s] : groups) {
+    if (name.rfind("e2e", 0) != 0)
+      continue;
+    cases += fmt::format("  {}:\n", name);
+    for (const CaseResult& r : rows)
+      if (r.group == name)
+        cases += fmt::format("    - {}\n", r.name);
+  }
+  if (!cases.empty())
+    out += "# the cases each e2e group's MAPE was recorded over (the uncertainty band names them)\ncases:\n" + cases;
   return out;
 }
 

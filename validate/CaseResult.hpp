@@ -36,9 +36,19 @@ std::string format_results(const std::vector<CaseResult>& rows);
 /** @brief The CSV (group,name,metric,unit,predicted,measured,error_pct,tolerance_pct,status,source). */
 std::string results_csv(const std::vector<CaseResult>& rows);
 
-/** @brief The recorded MAPE per group (YAML: `groups: {name: mape_pct, ...}`). */
+/** @brief A recorded baseline: MAPE per group and, for the e2e groups, the cases it was recorded over. */
+struct Baseline {
+  std::map<std::string, double> mape_pct;
+  std::map<std::string, std::vector<std::string>> cases;
+};
+
+/** @brief Reads `groups: {name: mape_pct, ...}` and the optional `cases: {group: [case, ...]}`. */
+Baseline load_baseline_file(const std::string& path);
+/** @brief The recorded MAPE per group. */
 std::map<std::string, double> load_baseline(const std::string& path);
-std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups);
+/** @brief The baseline file: every group's MAPE, and the case names of the e2e groups (names starting "e2e"), which
+ *  the uncertainty band cites. */
+std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups, const std::vector<CaseResult>& rows);
 
 /** @brief Groups whose MAPE exceeds the baseline by more than `slack_pct` points, or that the baseline lacks; one
  *  message per violation (empty: the gate holds). */

@@ -1,5 +1,7 @@
 #include "validate/RefCases.hpp"
 
+#include "validate/E2eCases.hpp"
+
 #include "config/HwProfileLoader.hpp"
 #include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
@@ -171,7 +173,7 @@ std::vector<CaseResult> run_reference_cases(const std::string& dir)
     throw InputError(dir, 0, 0, "--cases", "not a directory");
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".yaml")
+    if (e.path().extension() == ".yaml" && !is_e2e_case_file(e.path().filename().string()))
       files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   std::vector<CaseResult> rows;

@@ -18,7 +18,8 @@
 
 namespace dbosim::validate {
 
-/** @brief Runs every case of every YAML file in `dir` (sorted by file name, cases in file order). */
+/** @brief Runs every case of every YAML file in `dir` (sorted by file name, cases in file order) but the e2e group's
+ *  e2e*.yaml (validate/E2eCases.hpp). */
 std::vector<CaseResult> run_reference_cases(const std::string& dir);
 
 } // namespace dbosim::validate

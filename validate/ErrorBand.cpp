@@ -1,0 +1,40 @@
+#include "validate/ErrorBand.hpp"
+
+#include "validate/CaseResult.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace dbosim::validate {
+
+std::optional<ErrorBand> load_error_band(const std::string& baseline_file)
+{
+  if (baseline_file.empty() || !std::filesystem::exists(baseline_file))
+    return std::nullopt;
+  const Baseline b = load_baseline_file(baseline_file);
+  const auto it    = b.mape_pct.find(band_group);
+  if (it == b.mape_pct.end())
+    return std::nullopt;
+  ErrorBand band;
+  band.source   = baseline_file;
+  band.group    = band_group;
+  band.mape_pct = it->second;
+  if (const auto c = b.cases.find(band_group); c != b.cases.end())
+    band.cases = c->second;
+  return band;
+}
+
+std::string band_text(const std::optional<ErrorBand>& band, const std::string& baseline_file)
+{
+  if (!band)
+    return fmt::format("band: not measured (no `{}` group in {})", band_group,
+                       baseline_file.empty() ? "a validate baseline" : baseline_file);
+  std::string names;
+  for (std::size_t i = 0; i < band->cases.size(); ++i)
+    names += (i ? ", " : ": ") + band->cases[i];
+  return fmt::format("band ±{:.1f}% from validate {} group ({} cases{}) in {}", band->mape_pct, band->group,
+                     band->cases.size(), names, band->source);
+}
+
+} // namespace dbosim::validate
