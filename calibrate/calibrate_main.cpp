@@ -1,8 +1,10 @@
 /* dbosim-calibrate — fits a measured hardware profile from raw calibration results and prints its accuracy card.
  *   dbosim-calibrate fit --raw R.jsonl --base hwprofiles/h200.yaml --out hwprofiles/h200.yaml [--verify V.jsonl]
  *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
+ *   dbosim-calibrate derive --parent hwprofiles/h200.yaml --facts hwprofiles/facts/h800.yaml --out hwprofiles/h800.yaml
  * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
 #include "calibrate/LeaveOneOut.hpp"
+#include "calibrate/ProfileDerive.hpp"
 #include "calibrate/ProfileFit.hpp"
 #include "calibrate/ProfileWriter.hpp"
 #include "calibrate/ResultsStore.hpp"
@@ -100,8 +102,23 @@ int main(int argc, char** argv)
   auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
   report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
   report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
+  DeriveOptions derive;
+  auto* derive_cmd = app.add_subcommand("derive", "write a derived profile: a measured parent's compute behaviour "
+                                                  "with another GPU's memory and links (hwprofiles/README.md)");
+  derive_cmd->add_option("--parent", derive.parent_profile, "the measured parent profile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  derive_cmd->add_option("--facts", derive.facts, "the child's datasheet facts (hwprofiles/facts/<name>.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  derive_cmd->add_option("--out", out, "profile to write (atomically)")->required();
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*derive_cmd) {
+      write_derived_profile(derive, out);
+      fmt::print("wrote {} (derived from {} with {})\n", out, derive.parent_profile, derive.facts);
+      return 0;
+    }
     int dropped  = 0;
     auto records = ResultsStore::read_file(raw, &dropped);
     if (dropped)
