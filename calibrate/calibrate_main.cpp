@@ -2,8 +2,10 @@
  *   dbosim-calibrate fit --raw R.jsonl --base hwprofiles/h200.yaml --out hwprofiles/h200.yaml [--verify V.jsonl]
  *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
  *   dbosim-calibrate refit hwprofiles/h200.yaml [--out P.yaml]   (replays the fit recorded in the profile)
+ *   dbosim-calibrate derive --parent hwprofiles/h200.yaml --facts hwprofiles/facts/h800.yaml --out hwprofiles/h800.yaml
  * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
 #include "calibrate/LeaveOneOut.hpp"
+#include "calibrate/ProfileDerive.hpp"
 #include "calibrate/ProfileFit.hpp"
 #include "calibrate/ProfileWriter.hpp"
 #include "calibrate/ResultsStore.hpp"
@@ -105,8 +107,23 @@ int main(int argc, char** argv)
   auto* refit_cmd = app.add_subcommand("refit", "fit again from the raw results and options a profile records");
   refit_cmd->add_option("profile", profile, "a measured profile written by fit")->required()->check(CLI::ExistingFile);
   refit_cmd->add_option("--out", out, "profile to write (default: the profile itself)");
+  DeriveOptions derive;
+  auto* derive_cmd = app.add_subcommand("derive", "write a derived profile: a measured parent's compute behaviour "
+                                                  "with another GPU's memory and links (hwprofiles/README.md)");
+  derive_cmd->add_option("--parent", derive.parent_profile, "the measured parent profile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  derive_cmd->add_option("--facts", derive.facts, "the child's datasheet facts (hwprofiles/facts/<name>.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  derive_cmd->add_option("--out", out, "profile to write (atomically)")->required();
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*derive_cmd) {
+      write_derived_profile(derive, out);
+      fmt::print("wrote {} (derived from {} with {})\n", out, derive.parent_profile, derive.facts);
+      return 0;
+    }
     if (*refit_cmd) { // the fit recorded in the profile, from the same raw records and options
       RefitInputs in = refit_inputs(profile, DBOSIM_SOURCE_DIR);
       const std::string target = out.empty() ? profile : out;

@@ -72,7 +72,7 @@ models::Curve read_curve(YamlMap& m, const std::string& x_key, const std::string
 void read_provenance(YamlMap& root, HwProfile& hw)
 {
   YamlMap p          = root.get_map("provenance");
-  hw.provenance.kind = p.get_enum("kind", {"datasheet", "measured"});
+  hw.provenance.kind = p.get_enum("kind", {"datasheet", "measured", "derived"});
   hw.provenance.date = p.get_string("date");
   for (const auto& key : p.keys()) {
     if (key == "kind" || key == "date")
@@ -84,6 +84,10 @@ void read_provenance(YamlMap& root, HwProfile& hw)
       if (!hw.provenance.details.count(required))
         p.fail(required, "a measured profile must record its provenance", "gpu_name, sm_count, driver, cuda, "
                                                                             "git_commit, raw_results");
+  if (hw.provenance.kind == "derived") // written by dbosim-calibrate derive from a measured parent
+    for (const char* required : {"parent", "parent_date", "method"})
+      if (!hw.provenance.details.count(required))
+        p.fail(required, "a derived profile must record its parent and method", "parent, parent_date, method");
   p.finish();
 }
 

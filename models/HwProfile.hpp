@@ -11,7 +11,7 @@ namespace dbosim::models {
 
 /** @brief Where a profile's numbers come from. */
 struct Provenance {
-  std::string kind; ///< "datasheet" or "measured"
+  std::string kind; ///< "datasheet", "measured" or "derived" (rescaled from a measured parent: calibrate/ProfileDerive)
   std::string date; ///< ISO date of the measurement or of the datasheet reading
   std::map<std::string, std::string> details; ///< measured: gpu_name, sm_count, clocks, driver, cuda, cublas, nccl, git_commit, raw_results
 };

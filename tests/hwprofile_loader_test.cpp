@@ -65,6 +65,10 @@ TEST_CASE("config::HwProfileLoader: broken profiles are rejected with file, line
         std::string::npos);
   CHECK(error_of("kind: datasheet", "kind: measured").find("provenance.gpu_name: a measured profile must record") !=
         std::string::npos);
+  CHECK(error_of("kind: datasheet", "kind: derived").find("provenance.parent: a derived profile must record") !=
+        std::string::npos);
+  CHECK(error_of("kind: datasheet", "kind: estimated").find("valid: datasheet, measured, derived") !=
+        std::string::npos);
   CHECK(error_of("sm_count:           {value: 132,", "sm_count:           {value: 0,").find("sm_count.value: 0 is out of range") !=
         std::string::npos);
 }
