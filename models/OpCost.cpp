@@ -125,7 +125,7 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     c.bytes += k.bytes;
     c.weight_bytes += k.weight_bytes;
     c.duration_us += t.us;
-    c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens});
+    c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.flops, k.compute_dtype});
     // The op is reported with the bound of the kernel that takes most of its time.
     if (t.us > longest_us) {
       longest_us = t.us;

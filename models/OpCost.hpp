@@ -48,6 +48,9 @@ struct OpKernelPart {
   std::string table_family; ///< KernelWork::table_family ("" = none)
   std::map<std::string, int> table_dims;
   double table_tokens = 0;
+  std::string name    = {};          ///< the kernel ("attention_prefill", "o_proj", ...), for messages
+  double flops        = 0;           ///< its floating-point operations
+  DType compute_dtype = DType::bf16; ///< the tensor-core precision its FLOPs run at (CostGuards' peak)
 };
 
 struct OpCost {
