@@ -41,8 +41,8 @@ void check_kernel_peaks(const OpCost& op, const HwProfile& hw)
     const double peak   = dtype_peak_flops(hw, part.compute_dtype);
     const double min_us = part.flops / peak * 1e6;
     if (part.us < min_us * (1 - 1e-9))
-      violation(op, fmt::format("kernel {}: {:.4g} flop in {:.4g} us is {:.4g} flop/s, above the profile's {} peak "
-                                "({:.4g} flop/s)",
+      violation(op, fmt::format("kernel {}: {:.4g} flop in {:.4g} us is {:.4g} flop/s, exceeds the profile's peak for "
+                                "{} ({:.4g} flop/s)",
                                 part.name, part.flops, part.us,
                                 part.us > 0 ? part.flops / (part.us * 1e-6) : std::numeric_limits<double>::infinity(),
                                 dtype_name(part.compute_dtype), peak));

@@ -199,7 +199,7 @@ TEST_CASE("models::CostGuards: each kernel against the peak of its own compute d
   // 1.5e12 flop in 1000 us = 1.5 PF/s: above the BF16 peak, below the FP8 one.
   CHECK_THROWS_WITH(check_op_bounds(op_with(DType::bf16, 1.5e12, 1000), hw),
                     Catch::Contains("op A1 violates a physical bound") && Catch::Contains("kernel attention_prefill") &&
-                        Catch::Contains("bf16 peak"));
+                        Catch::Contains("exceeds the profile's peak for bf16"));
   CHECK_NOTHROW(check_op_bounds(op_with(DType::fp8, 1.5e12, 1000), hw));
   CHECK_NOTHROW(check_op_bounds(op_with(DType::bf16, 0.9e12, 1000), hw));
   // The op's duration below the sum of its kernels' floors (its kernels themselves plausible).
