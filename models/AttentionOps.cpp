@@ -1,5 +1,7 @@
 #include "models/AttentionOps.hpp"
 
+#include "models/PrefillAttention.hpp"
+
 #include <algorithm>
 
 namespace dbosim::models {
@@ -114,23 +116,11 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     out.push_back(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
                               std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"));
   } else {
-    const int qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    KernelWork core;
-    core.name          = "attention_prefill";
-    core.efficiency    = Efficiency::attention;
-    core.compute_dtype = DType::bf16;
-    core.table_family  = "attention_prefill";
-    core.table_dims    = {{"heads", h}, {"head_dim", qk_head}};
-    core.table_tokens  = t;
-    if (t > 0) {
-      core.flops = 2.0 * h * (qk_head + a.v_head_dim) * causal_pairs(s);
-      core.bytes = t * h * (qk_head + a.v_head_dim) * act_bytes +
-                   double(s.batch) * s.context_len * h * (qk_head + a.v_head_dim) * act_bytes;
-    }
-    core.floor_family = "attention";
-    core.source       = "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention over "
-                        "the up-projected context)";
-    out.push_back(core);
+    // un-absorbed, over each request's context
+    out.push_back(launched_at(prefill_attention_kernel(m, par, s),
+                              "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
+                              "over the up-projected context)",
+                              "attention"));
   }
   add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype, src_mla);
   add_a1_tail(out, m, t, moe_layer);
@@ -177,14 +167,7 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
       core.bytes = double(s.batch) * s.context_len * 2.0 * kvh * g.head_dim * kv_b + t * h * g.head_dim * 2 * act_bytes;
     }
   } else {
-    core.name         = "attention_prefill";
-    core.table_family = "attention_prefill";
-    core.table_dims   = {{"heads", h}, {"head_dim", g.head_dim}};
-    core.table_tokens = t;
-    if (t > 0) {
-      core.flops = 2.0 * h * 2.0 * g.head_dim * causal_pairs(s);
-      core.bytes = t * h * g.head_dim * 2 * act_bytes + double(s.batch) * s.context_len * 2.0 * kvh * g.head_dim * kv_b;
-    }
+    core = prefill_attention_kernel(m, par, s); // over each request's context
   }
   core.floor_family = "attention";
   core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";

@@ -14,8 +14,8 @@ namespace dbosim::models {
 std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
 
 /** @brief A1: core attention over the KV cache (decode: each request reads its context; prefill: causal attention
- *  over the prompt), MLA's absorbed W_UK / W_UV per-head products in decode, o_proj, and on MoE layers the router
- *  gate GEMM and its top-k. */
+ *  of the new tokens over each request's context, PrefillAttention.hpp), MLA's absorbed W_UK / W_UV per-head products
+ * in decode, o_proj, and on MoE layers the router gate GEMM and its top-k. */
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
                                              bool moe_layer);
 

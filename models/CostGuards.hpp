@@ -12,8 +12,10 @@ public:
   using std::logic_error::logic_error;
 };
 
-/** @brief Checks one op: finite, non-negative figures; positive duration for any work; compute ops no faster
- *  than the profile's highest peak allows; D/C no faster than the fastest link allows. */
+/** @brief Checks one op: finite, non-negative figures; positive duration for any work; each kernel of a compute op
+ *  no faster than the peak of its own compute dtype (OpKernelPart::compute_dtype) and the op no shorter than the sum
+ *  of those floors (an op without kernel parts: no faster than the profile's highest peak); D/C no faster than the
+ *  fastest link allows. */
 void check_op_bounds(const OpCost& op, const HwProfile& hw);
 
 /** @brief check_op_bounds on every op of a layer. */

@@ -1,6 +1,7 @@
 #include "models/KernelCost.hpp"
 
 #include "models/OpTables.hpp"
+#include "models/PrefillAttention.hpp"
 
 #include <fmt/format.h>
 
@@ -57,15 +58,69 @@ std::string efficiency_name(Efficiency e)
 }
 
 double activation_in_bytes(DType weight_dtype) { return std::min(2.0, dtype_bytes(weight_dtype)); }
+} // namespace
 
-/** The kernel's time from its table or the roofline, before its floor. */
-KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
+namespace {
+/** The roofline alone: max(flops / (peak[dtype] x efficiency), bytes / (hbm x memory efficiency)). */
+KernelTime roofline_time(const HwProfile& hw, const KernelWork& k)
 {
   KernelTime out;
+  if (!(hw.hbm_bytes_per_s > 0))
+    throw std::invalid_argument(fmt::format("hardware profile '{}' has no hbm_bandwidth", hw.name));
+  const double mem_eff   = fraction(hw, Efficiency::memory);
+  const double memory_us = k.bytes / (hw.hbm_bytes_per_s * mem_eff) * 1e6;
+  if (k.efficiency == Efficiency::memory) {
+    out.us     = memory_us;
+    out.bound  = Bound::memory;
+    out.method = fmt::format("roofline memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us", k.bytes, hw.hbm_bytes_per_s,
+                             mem_eff, memory_us);
+    return out;
+  }
+  const double peak       = peak_for(hw, k.compute_dtype);
+  const double eff        = fraction(hw, k.efficiency);
+  const double compute_us = k.flops / (peak * eff) * 1e6;
+  out.us                  = std::max(compute_us, memory_us);
+  out.bound               = compute_us >= memory_us ? Bound::compute : Bound::memory;
+  out.method = fmt::format("roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
+                           "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
+                           k.flops, peak, dtype_name(k.compute_dtype), efficiency_name(k.efficiency), eff, compute_us,
+                           k.bytes, hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
+  return out;
+}
+
+/** A table whose axis is a causal self-attention length (prefill attention over a context): the table at the
+ *  equal-pairs length, never below the roofline. */
+KernelTime causal_table_time(const HwProfile& hw, const KernelWork& k, const OpTable& t)
+{
+  TableLookup how        = TableLookup::exact;
+  const double table_us  = causal_table_us(t.us_by_tokens, k.table_tokens, &how);
+  const KernelTime floor = roofline_time(hw, k);
+  KernelTime out;
+  out.us    = std::max(table_us, floor.us);
+  out.bound = table_us >= floor.us ? Bound::table : floor.bound;
+  out.method =
+      fmt::format("{}: table {} at {:.0f} tokens (the causal self-attention of equal pairs, {:.4g}), {}: "
+                  "{:.3f} us; floor {} -> {:.3f} us",
+                  k.name, table_key(k.table_family, k.table_dims), k.table_tokens, self_attention_pairs(k.table_tokens),
+                  how == TableLookup::extrapolated   ? "pair rate of last point"
+                  : how == TableLookup::interpolated ? "linear in pairs between points"
+                                                     : table_lookup_name(how),
+                  table_us, floor.method, out.us);
+  return out;
+}
+/** The kernel's time from its table (the preferred family first) or the roofline, before its floor. */
+KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
+{
   for (const std::string* family : {&k.table_prefer, &k.table_family}) {
     if (family->empty())
       continue;
     if (const OpTable* t = find_table(hw, *family, k.table_dims)) {
+      if (k.table_axis == TableAxis::causal_tokens) {
+        KernelTime out = causal_table_time(hw, k, *t);
+        out.table      = *family;
+        return out;
+      }
+      KernelTime out;
       TableLookup how = TableLookup::exact;
       const double us = table_us(t->us_by_tokens, k.table_tokens, &how);
       out.us          = us * k.table_scale;
@@ -78,26 +133,8 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
       return out;
     }
   }
-  if (!(hw.hbm_bytes_per_s > 0))
-    throw std::invalid_argument(fmt::format("hardware profile '{}' has no hbm_bandwidth", hw.name));
-  const double mem_eff   = fraction(hw, Efficiency::memory);
-  const double memory_us = k.bytes / (hw.hbm_bytes_per_s * mem_eff) * 1e6;
-  if (k.efficiency == Efficiency::memory) {
-    out.us     = memory_us;
-    out.bound  = Bound::memory;
-    out.method = fmt::format("{}: roofline memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us", k.name, k.bytes,
-                             hw.hbm_bytes_per_s, mem_eff, memory_us);
-    return out;
-  }
-  const double peak       = peak_for(hw, k.compute_dtype);
-  const double eff        = fraction(hw, k.efficiency);
-  const double compute_us = k.flops / (peak * eff) * 1e6;
-  out.us                  = std::max(compute_us, memory_us);
-  out.bound               = compute_us >= memory_us ? Bound::compute : Bound::memory;
-  out.method = fmt::format("{}: roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
-                           "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
-                           k.name, k.flops, peak, dtype_name(k.compute_dtype), efficiency_name(k.efficiency), eff,
-                           compute_us, k.bytes, hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
+  KernelTime out = roofline_time(hw, k);
+  out.method     = k.name + ": " + out.method;
   return out;
 }
 } // namespace

@@ -15,6 +15,11 @@ namespace dbosim::models {
 /** @brief Which roofline fraction bounds the compute term. `memory`: a streaming kernel, no compute term. */
 enum class Efficiency { gemm, attention, memory };
 
+/** @brief What a kernel's table axis means. `tokens`: the table's own axis (M, tokens per expert, batch), looked up by
+ *  table_us. `causal_tokens`: the length of a causal self-attention with the kernel's query-key pairs
+ *  (PrefillAttention.hpp): looked up by causal_table_us, and the time is never below the kernel's roofline. */
+enum class TableAxis { tokens, causal_tokens };
+
 /** @brief The work of one kernel launch. */
 struct KernelWork {
   std::string name;                    ///< "q_b_proj", "mla_decode", ...
@@ -36,6 +41,7 @@ struct KernelWork {
   std::string floor_family; ///< HwProfile::kernel_floor_us key: the least a launch of this kind takes ("" = none)
   std::string shape;        ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
   std::string source;       ///< where a serving engine launches it (vLLM file: function), for --explain
+  TableAxis table_axis = TableAxis::tokens;
 };
 
 /** @brief A kernel's duration on the whole GPU and how it was obtained. */

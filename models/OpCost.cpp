@@ -125,9 +125,8 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     c.bytes += k.bytes;
     c.weight_bytes += k.weight_bytes;
     c.duration_us += t.us;
-    c.parts.push_back(
-        {t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.shape, k.source, k.floor_family, t.floored,
-         t.table});
+    c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.shape, k.source, k.floor_family,
+                       t.floored, t.table, k.flops, k.compute_dtype});
     // The op is reported with the bound of the kernel that takes most of its time.
     if (t.us > longest_us) {
       longest_us = t.us;

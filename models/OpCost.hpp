@@ -54,6 +54,8 @@ struct OpKernelPart {
   std::string floor_family{}; ///< KernelWork::floor_family
   bool floored = false;     ///< its family's floor set its time
   std::string timed_by{};     ///< KernelTime::table: the table family that timed it ("" = the roofline)
+  double flops        = 0;           ///< its floating-point operations
+  DType compute_dtype = DType::bf16; ///< the tensor-core precision its FLOPs run at (CostGuards' peak)
 };
 
 struct OpCost {

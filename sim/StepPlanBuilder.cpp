@@ -174,6 +174,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     shape.tokens      = len;
     shape.context_len = w.context_len;
     shape.batch = padded > 0 && len > 0 ? std::max(1, static_cast<int>(std::lround(1.0 * w.batch * len / padded))) : 0;
+    // One prefill request split over micro-batches at token granularity (vLLM's ubatch slices): slice u holds its
+    // tokens [start, start + len) and attends over the context before them plus its own, so the first slice sees
+    // the shortest context; the last, the whole of it. Slices of padding keep the full context (at least len).
+    if (w.phase == Phase::prefill && w.batch == 1 && nub > 1)
+      shape.context_len = std::max(len, std::min(w.context_len, w.context_len - w.tokens_per_rank + start + len));
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
