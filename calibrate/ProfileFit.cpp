@@ -249,8 +249,8 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   for (const auto& m : records) {
     if (!m.ok() || m.spec.family != "kernel_floor" || m.spec.variant == "empty")
       continue;
-    const std::string impl = m.info.count("impl") ? m.info.at("impl") : "";
-    const double kernels   = std::max(1.0, extra(m, "kernels", 1));
+    const std::string impl           = m.info.count("impl") ? m.info.at("impl") : "";
+    const double kernels             = std::max(1.0, extra(m, "kernels", 1));
     fp.kernel_floors[m.spec.variant] = {std::max(0.0, m.us / kernels - gap_us),
                                         "measured: " + fmt(m.us) + " us per call of " + fmt(kernels) + " kernel(s) (" +
                                             impl + "), per kernel less the graph gap " + fmt(gap_us) + " us"};

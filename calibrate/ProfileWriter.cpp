@@ -235,8 +235,8 @@ RecordedFit recorded_fit(const std::string& path)
       return prov[key].as<std::string>();
     if (required)
       throw std::runtime_error(path + ": provenance." + key +
-                               " is missing: the profile does not record the fit that wrote it (fit it again with "
-                               "dbosim-calibrate fit)");
+                                            " is missing: the profile does not record the fit that wrote it (fit it again with "
+                                                         "dbosim-calibrate fit)");
     return std::string();
   };
   RecordedFit f;
@@ -264,16 +264,17 @@ RefitInputs refit_inputs(const std::string& path, const std::string& root)
     return (std::filesystem::path(root) / p).string();
   };
   RefitInputs in;
-  in.records                      = ResultsStore::read_file(resolve(rf.raw));
-  in.options.base_profile         = resolve(rf.base);
-  in.options.base_recorded        = rf.base;
-  in.options.base_label           = rf.base_label;
-  in.options.raw_results          = rf.raw;
-  in.options.skip_families        = rf.skip_families;
-  in.options.verify_path          = rf.verify;
+  in.records               = ResultsStore::read_file(resolve(rf.raw));
+  in.options.base_profile  = resolve(rf.base);
+  in.options.base_recorded = rf.base;
+  in.options.base_label    = rf.base_label;
+  in.options.raw_results   = rf.raw;
+  in.options.skip_families = rf.skip_families;
+  in.options.verify_path   = rf.verify;
   if (!rf.verify.empty())
-    in.options.verify_note = "fresh pass in a separate process right after the run: " +
-                             verification_note(compare_verification(in.records, ResultsStore::read_file(resolve(rf.verify))));
+    in.options.verify_note =
+        "fresh pass in a separate process right after the run: " +
+        verification_note(compare_verification(in.records, ResultsStore::read_file(resolve(rf.verify))));
   return in;
 }
 

@@ -43,6 +43,19 @@ KernelWork attention_prefill(const Dims& d, double tokens)
   return w;
 }
 
+/** Causal attention of `tokens` new queries at the end of `context` keys (mask aligned bottom-right,
+ *  kernels/torch_serving_kernels.py), v dim = qk dim. */
+KernelWork attention_prefill_ctx(const Dims& d, double tokens)
+{
+  KernelWork w       = attention_prefill(d, tokens);
+  w.name             = "attention_prefill_ctx";
+  const double heads = d.at("heads"), head_dim = d.at("head_dim"), context = d.at("context");
+  const double pairs = tokens * (context - tokens) + tokens * (tokens + 1) / 2;
+  w.flops            = 2.0 * heads * (head_dim + head_dim) * pairs;
+  w.bytes            = 2.0 * (tokens + context) * heads * head_dim * bf16_bytes;
+  return w;
+}
+
 struct Family {
   std::string name;              ///< exact family name, or a prefix ending in '_' followed by a dtype
   std::vector<std::string> dims; ///< the dims it needs
@@ -52,6 +65,9 @@ struct Family {
 const std::vector<Family>& families()
 {
   static const std::vector<Family> table = {
+      {"gemm_fp8_block", // DeepSeek-style block scales: the FP8 GEMM's work
+       {"n", "k"},
+       [](const Dims& d, double m, DType) { return models::gemm_kernel("gemm", m, d.at("n"), d.at("k"), DType::fp8); }},
       {"gemm_",
        {"n", "k"},
        [](const Dims& d, double m, DType t) { return models::gemm_kernel("gemm", m, d.at("n"), d.at("k"), t); }},
@@ -75,6 +91,9 @@ const std::vector<Family>& families()
       {"attention_prefill",
        {"heads", "head_dim"},
        [](const Dims& d, double t, DType) { return attention_prefill(d, t); }},
+      {"attention_prefill_ctx",
+       {"heads", "head_dim", "context"},
+       [](const Dims& d, double t, DType) { return attention_prefill_ctx(d, t); }},
   };
   return table;
 }
@@ -116,8 +135,8 @@ std::optional<models::KernelWork> table_kernel_work(const std::string& family, c
 
 std::string table_work_families()
 {
-  return "gemm_<dtype>, grouped_gemm_<dtype>, grouped_gemm_<dtype>_skewed, rmsnorm, silu_mul, mla_decode, "
-         "attention_prefill";
+  return "gemm_<dtype>, gemm_fp8_block, grouped_gemm_<dtype>, grouped_gemm_<dtype>_skewed, rmsnorm, silu_mul, "
+         "mla_decode, attention_prefill, attention_prefill_ctx";
 }
 
 } // namespace dbosim::calib

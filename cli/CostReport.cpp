@@ -50,7 +50,7 @@ nlohmann::ordered_json layer_json(const models::LayerCosts& l)
 CostReport build_cost_report(const Scenario& s)
 {
   CostReport r;
-  r.shape = {s.workload.phase, s.workload.tokens_per_rank, s.workload.batch, s.workload.context_len};
+  r.shape                = {s.workload.phase, s.workload.tokens_per_rank, s.workload.batch, s.workload.context_len};
   const int moe_layers   = s.model.num_moe_layers();
   const int dense_layers = s.model.first_k_dense;
   if (moe_layers > 0)
@@ -61,8 +61,8 @@ CostReport build_cost_report(const Scenario& s)
   models::check_layer_bounds(r.dense_layer, s.hw);
   r.step_work = models::step_work_cost(s.model, s.hw, s.parallel, r.shape);
   models::check_op_bounds(r.step_work, s.hw);
-  r.step_serial_us = moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer) +
-                     r.step_work.duration_us;
+  r.step_serial_us =
+      moe_layers * layer_sum_us(r.moe_layer) + dense_layers * layer_sum_us(r.dense_layer) + r.step_work.duration_us;
   return r;
 }
 
@@ -119,20 +119,20 @@ std::string explain_op(const CostReport& r, const std::string& name)
     for (const auto& op : layer->ops)
       if (models::op_name(op.kind) == name)
         out += explain_cost(title, name, op);
-  return out.empty() ? fmt::format("op {} does not occur in this model's layers (ops: A0 A1 D MLP S C, or STEP)\n",
-                                   name)
-                     : out;
+  return out.empty()
+             ? fmt::format("op {} does not occur in this model's layers (ops: A0 A1 D MLP S C, or STEP)\n", name)
+             : out;
 }
 
 nlohmann::ordered_json cost_report_json(const Scenario& s, const CostReport& r)
 {
   nlohmann::ordered_json j;
-  j["profile"] = {{"name", s.hw.name}, {"kind", s.hw.provenance.kind}, {"date", s.hw.provenance.date},
-                  {"gpu", s.hw.gpu}};
-  j["shape"]   = {{"phase", r.shape.phase == models::Phase::decode ? "decode" : "prefill"},
-                  {"tokens_per_rank", r.shape.tokens},
-                  {"batch", r.shape.batch},
-                  {"context_len", r.shape.context_len}};
+  j["profile"] = {
+      {"name", s.hw.name}, {"kind", s.hw.provenance.kind}, {"date", s.hw.provenance.date}, {"gpu", s.hw.gpu}};
+  j["shape"] = {{"phase", r.shape.phase == models::Phase::decode ? "decode" : "prefill"},
+                {"tokens_per_rank", r.shape.tokens},
+                {"batch", r.shape.batch},
+                {"context_len", r.shape.context_len}};
   if (!r.moe_layer.ops.empty())
     j["moe_layer"] = layer_json(r.moe_layer);
   if (!r.dense_layer.ops.empty())

@@ -54,8 +54,8 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   out.push_back(fused_add_rmsnorm("input_layernorm", t, m.hidden));
   if (a.q_lora_rank > 0) {
     // vLLM fuses q_a_proj and kv_a_proj_with_mqa into one GEMM over the hidden state.
-    add_linear(out, "fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden,
-               m.attn_dtype, src_mla);
+    add_linear(out, "fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype,
+               src_mla);
     out.push_back(launched_at(streaming_kernel("q_a_layernorm", t, a.q_lora_rank, 1, 1, "rmsnorm"), src_mla));
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
     add_linear(out, "q_b_proj", t, h * qk_head, a.q_lora_rank, m.attn_dtype, src_mla);
@@ -67,10 +67,9 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   if (s.phase == Phase::prefill) {
     // Prefill runs MLA un-absorbed: the latent of every context token is up-projected to per-head K_nope and V.
     const double context_tokens = double(s.batch) * s.context_len;
-    out.push_back(
-        launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
-                                m.attn_dtype),
-                    std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"));
+    out.push_back(launched_at(
+        gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, m.attn_dtype),
+        std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"));
   }
   // RoPE on q's and k's rotary parts (one kernel), then the latent + rotary key written to the paged cache (another).
   out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + 1) * a.qk_rope_head_dim, 1, 1, ""), src_rope));
@@ -92,9 +91,8 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
   if (s.phase == Phase::decode) {
     // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
     // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
-    out.push_back(
-        launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
-                    std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"));
+    out.push_back(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
+                              std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"));
     KernelWork core;
     core.name          = "mla_decode";
     core.efficiency    = Efficiency::attention;
@@ -117,10 +115,11 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
                               std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"));
   } else {
     // un-absorbed, over each request's context
-    out.push_back(launched_at(prefill_attention_kernel(m, par, s),
-                              "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
-                              "over the up-projected context)",
-                              "attention"));
+    out.push_back(
+        launched_at(prefill_attention_kernel(m, par, s),
+                    "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
+                    "over the up-projected context)",
+                    "attention"));
   }
   add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype, src_mla);
   add_a1_tail(out, m, t, moe_layer);

@@ -38,7 +38,8 @@ std::string kernels_launched(OpKind kind, All2AllBackend b)
   case All2AllBackend::deepep_low_latency:
     return d ? "DeepEP low_latency_dispatch: send kernel (FP8 cast fused) + recv hook (vllm/model_executor/layers/"
                "fused_moe/deepep_ll_prepare_finalize.py: prepare)"
-             : "DeepEP low_latency_combine: send kernel + recv hook with the top-k weighted reduce (vllm/model_executor/"
+             : "DeepEP low_latency_combine: send kernel + recv hook with the top-k weighted reduce "
+               "(vllm/model_executor/"
                "layers/fused_moe/deepep_ll_prepare_finalize.py: finalize)";
   case All2AllBackend::deepep_high_throughput:
     return d ? "DeepEP get_dispatch_layout + dispatch (vllm/model_executor/layers/fused_moe/"
@@ -90,7 +91,7 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.recv_us     = w.recv_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend);
-  c.method = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
+  c.method      = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
              fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
                          "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
                          op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,

@@ -126,8 +126,8 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
       out.us          = us * k.table_scale;
       out.bound       = Bound::table;
       out.table       = *family;
-      out.method      = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
-                                    k.table_tokens, table_lookup_name(how), us);
+      out.method = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
+                               k.table_tokens, table_lookup_name(how), us);
       if (k.table_scale != 1)
         out.method += fmt::format(" x {:.4g} (active share of the table's experts) = {:.3f} us", k.table_scale, out.us);
       return out;
@@ -170,7 +170,7 @@ KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType we
   w.floor_family  = weight_dtype == DType::bf16 ? "gemm" : "gemm_fp8";
   if (weight_dtype == DType::fp8)
     w.table_prefer = "gemm_fp8_block";
-  w.shape         = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
+  w.shape = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
   if (m <= 0)
     return w;
   w.flops        = 2.0 * m * n * k;
@@ -239,7 +239,7 @@ KernelWork streaming_kernel(const std::string& name, double rows, int width, dou
 
 KernelWork activation_quant_kernel(const std::string& name, double rows, int width)
 {
-  KernelWork w = streaming_kernel(name, rows, width, 1, 0, "");
+  KernelWork w   = streaming_kernel(name, rows, width, 1, 0, "");
   w.floor_family = "quant";
   if (rows > 0)
     w.bytes += rows * width * 1.0 + rows * (width / 128.0) * 4.0; // FP8 out + one fp32 scale per group of 128

@@ -48,12 +48,12 @@ struct OpKernelPart {
   std::string table_family; ///< KernelWork::table_family ("" = none)
   std::map<std::string, int> table_dims;
   double table_tokens = 0;
-  std::string name{};         ///< KernelWork::name
-  std::string shape{};        ///< KernelWork::shape
-  std::string source{};       ///< KernelWork::source: where a serving engine launches it
-  std::string floor_family{}; ///< KernelWork::floor_family
-  bool floored = false;     ///< its family's floor set its time
-  std::string timed_by{};     ///< KernelTime::table: the table family that timed it ("" = the roofline)
+  std::string name{};                ///< KernelWork::name
+  std::string shape{};               ///< KernelWork::shape
+  std::string source{};              ///< KernelWork::source: where a serving engine launches it
+  std::string floor_family{};        ///< KernelWork::floor_family
+  bool floored = false;              ///< its family's floor set its time
+  std::string timed_by{};            ///< KernelTime::table: the table family that timed it ("" = the roofline)
   double flops        = 0;           ///< its floating-point operations
   DType compute_dtype = DType::bf16; ///< the tensor-core precision its FLOPs run at (CostGuards' peak)
 };

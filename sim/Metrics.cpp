@@ -177,8 +177,8 @@ Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
   m.comm_us                 = union_length(comm_u);
   m.compute_us              = union_length(compute_u) + m.step_work_us;
   busy[static_cast<int>(StreamId::compute)] += m.step_work_us;
-  m.overlap_us              = intersection_length(comm_u, compute_u);
-  m.exposed_comm_us         = m.comm_us - m.overlap_us;
+  m.overlap_us      = intersection_length(comm_u, compute_u);
+  m.exposed_comm_us = m.comm_us - m.overlap_us;
   for (int s = 0; s < num_streams; ++s)
     m.stream_busy_pct[s] = m.step_time_us > 0 ? 100.0 * busy[s] / m.step_time_us : 0;
   m.host_busy_pct = m.step_time_us > 0 ? 100.0 * host_busy / m.step_time_us : 0;

@@ -149,14 +149,14 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   //      on the compute stream, each with the graph's per-kernel gap; eager, the host launches each one.
   if (costs.step_work) {
     models::StepShape whole;
-    whole.phase       = w.phase;
-    whole.tokens      = padded;
-    whole.batch       = w.tokens_per_rank > 0 ? w.batch : 0;
-    whole.context_len = w.context_len;
+    whole.phase               = w.phase;
+    whole.tokens              = padded;
+    whole.batch               = w.tokens_per_rank > 0 ? w.batch : 0;
+    whole.context_len         = w.context_len;
     const models::OpCost work = costs.step_work(whole);
     const double gpu_us       = work.duration_us + work.kernels * plan.host.kernel_gap_us;
-    plan.step_work_us         = plan.host.cuda_graph ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
-    plan.step_work_kernels    = work.kernels;
+    plan.step_work_us      = plan.host.cuda_graph ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
+    plan.step_work_kernels = work.kernels;
     if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
       throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
   }

@@ -22,7 +22,7 @@ struct CostSource {
   std::function<models::OpCost(const models::StepShape& shape)> mlp;
   /** @brief The step's work outside the layers (embedding, final norm, LM head, sampler) for the rank's whole shape;
    *  empty: none (synthetic plans). */
-  std::function<models::OpCost(const models::StepShape& shape)> step_work;
+  std::function<models::OpCost(const models::StepShape& shape)> step_work = {};
 };
 
 /** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */

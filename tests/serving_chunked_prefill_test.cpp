@@ -36,7 +36,7 @@ double attention_us(const StepTime& t)
 }
 } // namespace
 
-TEST_CASE("serving::ServingSim: each prefill chunk is costed at its own offset; TTFT carries the later chunks' "
+TEST_CASE("serving::ServingSim: each prefill chunk is costed at its own offset, TTFT carries the later chunks' "
           "attention",
           "[quick]")
 {

@@ -187,7 +187,7 @@ TEST_CASE("serving::SpecAcceptance: drawn acceptance converges to the closed for
   CHECK(serving::accepted_drafts(mtp(2, {0.0}), 1, 0, 0, 2) == 0);
 }
 
-TEST_CASE("serving::ServingSim: with MTP a chunk carries the accepted tokens; TPOT = step / accepted tokens", "[quick]")
+TEST_CASE("serving::ServingSim: with MTP a chunk carries the accepted tokens, TPOT = step / accepted tokens", "[quick]")
 {
   using namespace dbosim::serving;
   test::ClosedFormOracle o;
