@@ -26,6 +26,13 @@ YAML::Node load_yaml_file(const std::string& path)
         path, static_cast<int>(line), static_cast<int>(col), "",
         fmt::format("byte 0x{:02X} is not valid UTF-8 (YAML files are UTF-8)", static_cast<unsigned char>(text[bad])));
   }
+  // A file with many document markers is refused before parsing them all (yaml-cpp's LoadAll builds every one).
+  std::size_t markers = 0;
+  for (std::size_t at = text.find("---"); at != std::string::npos; at = text.find("---", at + 3))
+    markers += at == 0 || text[at - 1] == '\n';
+  if (markers > 8)
+    throw InputError(path, 0, 0, "",
+                     fmt::format("{} YAML document markers ('---'): a dbosim file holds one document", markers));
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(text);
     for (std::size_t i = 1; i < docs.size(); ++i) // an empty trailing document (a final `---`) holds nothing
