@@ -11,39 +11,69 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace dbosim {
+
+namespace {
+// 1-based line and column of a byte offset in a text.
+std::pair<int, int> line_col(const std::string& text, std::size_t offset)
+{
+  const auto line              = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n') + 1;
+  const std::size_t nl         = offset == 0 ? std::string::npos : text.rfind('\n', offset - 1);
+  const std::size_t line_start = nl == std::string::npos ? 0 : nl + 1;
+  return {static_cast<int>(line), static_cast<int>(offset - line_start + 1)};
+}
+} // namespace
 
 YAML::Node load_yaml_file(const std::string& path)
 {
   const std::string text = read_input_file(path);
   if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
-    const auto line              = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n') + 1;
-    const std::size_t nl         = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
-    const std::size_t line_start = nl == std::string::npos ? 0 : nl + 1;
-    const auto col               = bad - line_start + 1;
+    const auto [line, col] = line_col(text, bad);
     throw InputError(
-        path, static_cast<int>(line), static_cast<int>(col), "",
+        path, line, col, "",
         fmt::format("byte 0x{:02X} is not valid UTF-8 (YAML files are UTF-8)", static_cast<unsigned char>(text[bad])));
   }
-  // A file with many document markers is refused before parsing them all (yaml-cpp's LoadAll builds every one).
-  std::size_t markers = 0;
-  for (std::size_t at = text.find("---"); at != std::string::npos; at = text.find("---", at + 3))
-    markers += at == 0 || text[at - 1] == '\n';
-  if (markers > 8)
-    throw InputError(path, 0, 0, "",
-                     fmt::format("{} YAML document markers ('---'): a dbosim file holds one document", markers));
-  try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    for (std::size_t i = 1; i < docs.size(); ++i) // an empty trailing document (a final `---`) holds nothing
-      if (docs[i].IsDefined() && !docs[i].IsNull()) {
-        const YAML::Mark m = docs[i].Mark();
-        throw InputError(path, m.line + 1, m.column + 1, fmt::format("(document {})", i + 1),
-                         "a second YAML document: a dbosim file holds one", "one document per file");
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    const auto [line, col] = line_col(text, nul);
+    throw InputError(path, line, col, "", "a NUL byte: this is not a text file (YAML files are UTF-8 text)");
+  }
+  // A second document is found in the text (yaml-cpp's LoadAll can loop forever on some malformed inputs): a `---`
+  // line after content, followed by more content.
+  {
+    bool content        = false;
+    std::size_t line_no = 0, pos = 0;
+    bool second = false;
+    while (pos <= text.size()) {
+      const std::size_t end  = std::min(text.find('\n', pos), text.size());
+      const std::string line = text.substr(pos, end - pos);
+      ++line_no;
+      const std::size_t first = line.find_first_not_of(" \t\r");
+      const bool blank        = first == std::string::npos || line[first] == '#';
+      const auto marker       = [&line](const char* m) {
+        return line.rfind(m, 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+      };
+      if (marker("---")) {
+        if (content)
+          second = true;
+        else if (line.find_first_not_of(" \t\r", 3) != std::string::npos &&
+                 line[line.find_first_not_of(" \t\r", 3)] != '#')
+          content = true;
+      } else if (!blank && !marker("...")) {
+        if (second)
+          throw InputError(path, static_cast<int>(line_no), static_cast<int>(first + 1), "(document 2)",
+                           "a second YAML document: a dbosim file holds one", "one document per file");
+        content = true;
       }
-    if (docs.empty() || !docs[0].IsDefined() || docs[0].IsNull())
+      pos = end + 1;
+    }
+  }
+  try {
+    YAML::Node doc = YAML::Load(text);
+    if (!doc.IsDefined() || doc.IsNull())
       throw InputError(path, "file is empty");
-    return docs[0];
+    return doc;
   } catch (const YAML::DeepRecursion& e) {
     throw InputError(path, e.mark.line + 1, e.mark.column + 1, "",
                      "YAML nested too deeply (lists or mappings inside each other hundreds of levels down)");
