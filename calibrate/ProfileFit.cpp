@@ -59,9 +59,10 @@ std::vector<std::pair<std::string, std::vector<std::string>>> table_families()
   return {
       {"gemm_bf16", {"gemm_bf16", "gemm_bf16_torch"}},
       {"gemm_fp8", {"gemm_fp8"}},
-      {"gemm_fp8_block", {"gemm_fp8_block"}},
+      {"gemm_fp8_block", {"gemm_fp8_block", "gemm_fp8_block_deepgemm"}},
       {"grouped_gemm_bf16", {"grouped_gemm_bf16", "grouped_gemm_bf16_torch", "grouped_gemm_bf16_torch_masked"}},
-      {"grouped_gemm_fp8", {"grouped_gemm_fp8", "grouped_gemm_fp8_torch"}},
+      {"grouped_gemm_fp8",
+       {"grouped_gemm_fp8", "grouped_gemm_fp8_torch", "grouped_gemm_fp8_deepgemm", "grouped_gemm_fp8_deepgemm_masked"}},
       {"grouped_gemm_bf16_skewed", {"grouped_gemm_bf16_skewed"}},
       {"grouped_gemm_fp8_skewed", {"grouped_gemm_fp8_skewed"}},
       {"mla_decode", {"mla_decode_triton", "mla_decode"}},

@@ -14,9 +14,10 @@ Appends JSON-lines records to RAW (the format of dbosim-calibrate-run; resumable
   host                           torch eager per-op CPU time, CPU time of one CUDA-graph replay call
 The grouped GEMM points are the ones the C++ suite measured in the same RAW file (same family dims and tokens), so
 dbosim-calibrate fit takes the faster implementation per point. Durations: CUDA events around each repeat after two
-warm-ups, L2 flushed before each repeat (as the C++ suite), median; floors: warm, inside a graph (as a step runs).
+warm-ups, L2 flushed before each repeat (as the C++ suite), the GPU held ~250 us so that the launch is queued before
+the start event (timing the kernel, not the host's launch path), median; floors: warm, inside a graph (as a step runs).
 
-usage: torch_serving_kernels.py RAW.jsonl [--quick]"""
+usage: torch_serving_kernels.py RAW.jsonl [--quick] [--only STEP,...] [--variant V]"""
 import datetime, json, os, subprocess, sys, time
 
 import torch
@@ -24,6 +25,7 @@ import torch.nn.functional as F
 
 QUICK = "--quick" in sys.argv
 FLUSH = None
+HOST_AHEAD_CYCLES = 500_000  # ~250 us at the H200's 1.98 GHz boost clock
 
 
 def fmt(v):
@@ -64,6 +66,10 @@ def timed(run, reps_max=30, budget_ms=25.0, flush=True):
     for i in range(reps):
         if flush:
             FLUSH.fill_(i & 0xFF)
+        # The GPU spins ~250 us before the start event so that the host is ahead when the kernel's turn comes: without
+        # it, a call with a slow host path (DeepGEMM's Python launcher, block-scaled scaled_mm's heuristics) leaves the
+        # GPU idle between the events, and a 5 us kernel read 30 us (deepgemm_kernels.py's first run).
+        torch.cuda._sleep(HOST_AHEAD_CYCLES)
         starts[i].record(); run(); ends[i].record()
     torch.cuda.synchronize()
     us = sorted(1e3 * s.elapsed_time(e) for s, e in zip(starts, ends))
@@ -175,7 +181,7 @@ def block_scaled_mm():
     return None, None
 
 
-def dense_fp8_block(raw):
+def dense_fp8_block(raw, variant=""):
     name, fn = block_scaled_mm()
     if fn is None:
         return
@@ -193,7 +199,7 @@ def dense_fp8_block(raw):
             a = torch.randn(mp, k, device="cuda").to(torch.float8_e4m3fn)
             sa, sb = block_scales(mp, n, k)
             record(raw, "gemm_fp8_block", {"n": n, "k": k, "tokens": t}, f"{name}; rows padded to {mp}",
-                   lambda: fn(a, b.t(), sa, sb))
+                   lambda: fn(a, b.t(), sa, sb), variant=variant)
             del a, sa, sb
         del b
         torch.cuda.empty_cache()
@@ -429,8 +435,8 @@ def env_record(raw):
     info = {"gpu_name": p.name, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
             "cuda": str(torch.version.cuda), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%dT%H:%M:%SZ"), "git_commit": commit, "resumed_from": "0",
-            "timing": "CUDA events around each repeat after 2 warm-up launches; L2 flushed (fill of 256 MiB) before "
-                      "each repeat; median (kernel floors: warm, 100 launches in one CUDA graph)",
+            "timing": "CUDA events around each repeat after 2 warm-up launches; L2 flushed (fill of 256 MiB) and the "
+                      "GPU held ~250 us (launch queued before the start event) before each repeat; median (kernel floors: warm, 100 launches in one CUDA graph)",
             "script": "kernels/torch_serving_kernels.py"}
     raw.write({"key": f"env/run={n}", "family": "env", "params": {"run": float(n)}, "status": "ok", "info": info})
 
@@ -438,13 +444,18 @@ def env_record(raw):
 def main():
     global FLUSH
     raw = Raw(sys.argv[1])
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
     FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     env_record(raw)
     t0 = time.time()
-    for name, step in (("floors", floors), ("grouped", grouped_gemms), ("fp8_block", dense_fp8_block),
-                       ("lm_head", lm_heads), ("prefill_ctx", prefill_ctx)):
+    steps = (("floors", floors), ("grouped", grouped_gemms), ("fp8_block", dense_fp8_block), ("lm_head", lm_heads),
+             ("prefill_ctx", prefill_ctx))
+    for name, step in steps:
+        if only is not None and name not in only:
+            continue
         try:
-            step(raw)
+            # --variant V measures again under new keys (a changed method; the fit takes the faster record per point)
+            step(raw, sys.argv[sys.argv.index("--variant") + 1]) if "--variant" in sys.argv else step(raw)
         except Exception as ex:
             print(f"{name}: failed: {ex}")
         print(f"{name}: done at {time.time() - t0:.0f} s", flush=True)
