@@ -3,7 +3,9 @@
  *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
  *   dbosim-calibrate refit hwprofiles/h200.yaml [--out P.yaml]   (replays the fit recorded in the profile)
  *   dbosim-calibrate derive --parent hwprofiles/h200.yaml --facts hwprofiles/facts/h800.yaml --out hwprofiles/h800.yaml
+ *   dbosim-calibrate diff A.yaml B.yaml [--json F] [--max-step-ratio X]   (family ratios B/A, step times under each)
  * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
+#include "calibrate/DiffCommand.hpp"
 #include "calibrate/LeaveOneOut.hpp"
 #include "calibrate/ProfileDerive.hpp"
 #include "calibrate/ProfileFit.hpp"
@@ -12,11 +14,14 @@
 #include "calibrate/SmScalingLoo.hpp"
 #include "calibrate/SmTableLoo.hpp"
 #include "calibrate/VerifyCheck.hpp"
+#include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 namespace {
@@ -117,15 +122,45 @@ int main(int argc, char** argv)
       ->required()
       ->check(CLI::ExistingFile);
   derive_cmd->add_option("--out", out, "profile to write (atomically)")->required();
+  DiffOptions diff;
+  std::string diff_json;
+  bool no_steps  = false;
+  auto* diff_cmd = app.add_subcommand("diff", "compare two profiles family by family (ratios B/A) and the step time "
+                                              "of the shipped single-step scenarios under each");
+  diff_cmd->add_option("A", diff.profile_a, "the reference profile (a name in hwprofiles/ or a path)")->required();
+  diff_cmd->add_option("B", diff.profile_b, "the profile compared to it")->required();
+  diff_cmd->add_option("--json", diff_json, "also write the comparison as JSON to this file");
+  auto* gate = diff_cmd->add_option("--max-step-ratio", diff.max_step_ratio,
+                                    "exit 1 when a scenario's step under B differs from A's by more than this factor "
+                                    "(B/A or A/B), or runs under one profile only");
+  gate->check(CLI::Validator(
+      [](std::string& v) {
+        char* end       = nullptr;
+        const double x  = std::strtod(v.c_str(), &end);
+        const bool good = end != v.c_str() && *end == '\0' && std::isfinite(x) && x >= 1;
+        return good ? std::string() : "'" + v + "' is not a factor >= 1 (a step may differ by B/A or A/B up to it)";
+      },
+      "FACTOR>=1"));
+  diff_cmd->add_option("--scenario", diff.scenarios,
+                       "a scenario to time (name or path, repeatable; default: every shipped scenario)");
+  diff_cmd->add_flag("--no-steps", no_steps, "compare the profiles only, run no scenario")->excludes(gate);
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*diff_cmd) {
+      diff.steps              = !no_steps;
+      const DiffReport report = profile_diff(diff);
+      fmt::print("{}", report.text);
+      if (!diff_json.empty())
+        dbosim::write_file_atomic(diff_json, report.json.dump(2) + "\n");
+      return report.exit_code;
+    }
     if (*derive_cmd) {
       write_derived_profile(derive, out);
       fmt::print("wrote {} (derived from {} with {})\n", out, derive.parent_profile, derive.facts);
       return 0;
     }
     if (*refit_cmd) { // the fit recorded in the profile, from the same raw records and options
-      RefitInputs in = refit_inputs(profile, DBOSIM_SOURCE_DIR);
+      RefitInputs in           = refit_inputs(profile, DBOSIM_SOURCE_DIR);
       const std::string target = out.empty() ? profile : out;
       write_profile(fit_profile(in.records), in.options, target);
       fmt::print("wrote {} (refit of {} from {})\n", target, profile, in.options.raw_results);
