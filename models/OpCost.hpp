@@ -1,4 +1,4 @@
-/* dbosim — cost of each op of one decoder layer (DOMAIN.md §1): FLOPs, bytes and duration from the profile.
+/* dbosim — cost of each op of one decoder layer (docs/domain.md §1): FLOPs, bytes and duration from the profile.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
 #include "models/CommSetup.hpp"

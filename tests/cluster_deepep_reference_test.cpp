@@ -1,7 +1,9 @@
-/* dbosim tests — DeepEP V1 on H800 + CX7 400G (reference-numbers A1, A2) predicted from link facts alone
- * (hwprofiles/h800.yaml, hwprofiles/network/h800.yaml) by models/All2AllModel; every point within 15%. The
- * expected figures live only here, as the check. The profile's two per-message overheads are labelled fitted on A1:
- * a test re-does that fit and prints a leave-one-out table; A2 uses them out of sample. */
+/* dbosim tests — DeepEP V1 on H800 + CX7 400G (deepseek-ai/DeepEP README.md @d8dd185: A1 the low-latency latencies,
+ * A2 the normal kernels' bandwidths) predicted from link facts alone (hwprofiles/h800.yaml,
+ * hwprofiles/network/h800.yaml) by models/All2AllModel on drawn routing; every point within 15%. The expected figures
+ * are read from validate/cases/deepep_low_latency.yaml (A1) and deepep_high_throughput.yaml (A2), the files
+ * `dbosim validate` checks, so each is written once. The profile's two per-message overheads are labelled fitted on
+ * A1: a test re-does that fit and prints a leave-one-out table; A2 uses them out of sample. */
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
@@ -9,10 +11,14 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 using namespace dbosim;
 using namespace dbosim::models;
@@ -54,10 +60,41 @@ double mean_reported_gbps(const std::vector<RankComm>& r)
 
 bool within(double predicted, double reference) { return std::abs(predicted / reference - 1.0) <= tolerance; }
 
-// reference-numbers.md A1 (DeepEP README @d8dd185, NVLink inside a node): 128 tokens/rank, top-8, 288 experts.
-const std::vector<int> a1_ep         = {8, 16, 32, 64, 128, 256};
-const std::vector<double> a1_disp_us = {77, 118, 155, 173, 192, 194};
-const std::vector<double> a1_comb_us = {114, 195, 273, 314, 369, 360};
+/** @brief One DeepEP table of validate/cases/: the measured dispatch and combine figure per EP size, EP ascending. */
+struct DeepEpTable {
+  std::vector<int> ep;
+  std::vector<double> dispatch, combine;
+};
+
+/** @brief Reads `validate/cases/<file>`: every case's `ep`, `op` (D or C) and `measured`; each EP size must have
+ *  exactly one D and one C. */
+DeepEpTable load_table(const std::string& file)
+{
+  const std::string path = std::string(DBOSIM_SOURCE_DIR) + "/validate/cases/" + file;
+  std::map<int, std::array<std::vector<double>, 2>> by_ep;
+  for (const YAML::Node& c : YAML::LoadFile(path)["cases"]) {
+    const std::string op = c["op"].as<std::string>();
+    if (op != "D" && op != "C")
+      throw std::runtime_error(fmt::format("{}: case {} has op {}, not D or C", path, c["name"].as<std::string>(), op));
+    by_ep[c["ep"].as<int>()][op == "C"].push_back(c["measured"].as<double>());
+  }
+  DeepEpTable t;
+  for (const auto& [ep, dc] : by_ep) {
+    if (dc[0].size() != 1 || dc[1].size() != 1)
+      throw std::runtime_error(fmt::format("{}: EP {} needs one D and one C case", path, ep));
+    t.ep.push_back(ep);
+    t.dispatch.push_back(dc[0][0]);
+    t.combine.push_back(dc[1][0]);
+  }
+  return t;
+}
+
+// A1 (NVLink inside a node): 128 tokens/rank, top-8, 288 experts; latency in us, EP 8..256.
+const DeepEpTable& a1()
+{
+  static const DeepEpTable t = load_table("deepep_low_latency.yaml");
+  return t;
+}
 
 /** @brief The 12 A1 points (6 EP sizes x {D, C}), their routing drawn once; predictions for any message overheads. */
 struct A1Points {
@@ -66,7 +103,8 @@ struct A1Points {
   std::vector<RoutingMatrix> routing;
   A1Points()
   {
-    for (int ep : a1_ep) {
+    REQUIRE(a1().ep.size() == 6); // DeepEP's table: EP 8, 16, 32, 64, 128, 256
+    for (int ep : a1().ep) {
       ModelSpec m          = f.model;
       m.num_routed_experts = 288 / ep * ep; // DeepEP needs experts divisible by ranks: 288 rounded down
       RoutingSpec spec;
@@ -77,8 +115,8 @@ struct A1Points {
       models.push_back(m);
     }
   }
-  double reference(std::size_t i) const { return i % 2 == 0 ? a1_disp_us[i / 2] : a1_comb_us[i / 2]; }
-  /** Point i: EP a1_ep[i / 2], dispatch when i is even, combine when odd. */
+  double reference(std::size_t i) const { return i % 2 == 0 ? a1().dispatch[i / 2] : a1().combine[i / 2]; }
+  /** Point i: EP a1().ep[i / 2], dispatch when i is even, combine when odd. */
   double predict(std::size_t i, double nvl_overhead_bytes, double nic_overhead_bytes) const
   {
     NetworkFacts net                  = f.net;
@@ -129,16 +167,16 @@ TEST_CASE("cluster::DeepEP low-latency dispatch/combine latency on H800 (A1) wit
   std::string table = fmt::format("{:>5} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}  bottleneck\n", "EP", "D pred", "D ref",
                                   "err", "C pred", "C ref", "err");
   int failures      = 0;
-  for (std::size_t e = 0; e < a1_ep.size(); ++e) {
+  for (std::size_t e = 0; e < a1().ep.size(); ++e) {
     const double pd = pts.predict(2 * e, net.nvlink_message_overhead_bytes, net.nic_message_overhead_bytes);
     const double pc = pts.predict(2 * e + 1, net.nvlink_message_overhead_bytes, net.nic_message_overhead_bytes);
     All2AllContext ctx{&pts.models[e], &pts.f.hw, &net, pts.f.hw.nvlink_domain_size, 24};
     const std::string bn =
         all2all_per_rank(All2AllBackend::deepep_low_latency, OpKind::D, pts.routing[e], ctx)[0].bottleneck;
-    table += fmt::format("{:>5} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>9.1f} {:>9.0f} {:>+6.1f}%  {}\n", a1_ep[e], pd,
-                         a1_disp_us[e], 100 * (pd / a1_disp_us[e] - 1), pc, a1_comb_us[e],
-                         100 * (pc / a1_comb_us[e] - 1), bn);
-    failures += !within(pd, a1_disp_us[e]) + !within(pc, a1_comb_us[e]);
+    const double rd = a1().dispatch[e], rc = a1().combine[e];
+    table += fmt::format("{:>5} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>9.1f} {:>9.0f} {:>+6.1f}%  {}\n", a1().ep[e], pd, rd,
+                         100 * (pd / rd - 1), pc, rc, 100 * (pc / rc - 1), bn);
+    failures += !within(pd, rd) + !within(pc, rc);
   }
   WARN("DeepEP low-latency, predicted vs reference (A1):\n" << table);
   CHECK(failures == 0);
@@ -161,7 +199,7 @@ TEST_CASE("cluster::DeepEP low-latency message overheads: the profile holds the 
     const Overheads o = fit_overheads(pts, i);
     const double p    = pts.predict(i, o.nvl_bytes, o.nic_bytes);
     table +=
-        fmt::format("{:>5} {:>3} {:>9.0f} {:>9.0f} {:>9.1f} {:>+6.1f}%  (ref {:.0f} us)\n", a1_ep[i / 2],
+        fmt::format("{:>5} {:>3} {:>9.0f} {:>9.0f} {:>9.1f} {:>+6.1f}%  (ref {:.0f} us)\n", a1().ep[i / 2],
                     i % 2 ? "C" : "D", o.nvl_bytes, o.nic_bytes, p, 100 * (p / pts.reference(i) - 1), pts.reference(i));
     failures += !within(p, pts.reference(i));
   }
@@ -190,10 +228,16 @@ int check_a2(Fixture& f, const std::vector<std::array<double, 3>>& ref)
   return failures;
 }
 
-// reference-numbers.md A2 (DeepEP README, tests with num_sms=24): 4096 tokens, top-8, 4 top groups, 256 experts;
-// {ep, dispatch GB/s, combine GB/s}. The message overheads come from the A1 fit: A2 is out of sample for them.
+// A2 (DeepEP's tests with num_sms=24): 4096 tokens, top-8, 4 top groups, 256 experts; {ep, dispatch GB/s, combine
+// GB/s} from validate/cases/deepep_high_throughput.yaml. The message overheads come from the A1 fit: A2 is out of
+// sample for them.
 TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2) within 15%", "[slow][cluster]")
 {
+  const DeepEpTable a2 = load_table("deepep_high_throughput.yaml");
+  REQUIRE(a2.ep.size() == 4); // DeepEP's table: EP 8 (NVLink), 16, 32, 64 (RDMA)
+  std::vector<std::array<double, 3>> ref;
+  for (std::size_t e = 0; e < a2.ep.size(); ++e)
+    ref.push_back({static_cast<double>(a2.ep[e]), a2.dispatch[e], a2.combine[e]});
   Fixture f;
-  CHECK(check_a2(f, {{8, 153, 158}, {16, 43, 43}, {32, 58, 57}, {64, 51, 50}}) == 0);
+  CHECK(check_a2(f, ref) == 0);
 }

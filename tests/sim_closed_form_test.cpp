@@ -126,7 +126,7 @@ TEST_CASE("sim::closed form: async combine on a host-bound step loses its launch
 
 TEST_CASE("sim::closed form: 2-layer DBO step equals the documented order's makespan", "[quick]")
 {
-  // Both layers MoE, two identical micro-batches (durations above), free host. Issue order (DOMAIN.md §3):
+  // Both layers MoE, two identical micro-batches (durations above), free host. Issue order (docs/domain.md §3):
   //   prologue A0_1 A1_1 (layer 0); per layer: D1 A0_0 A1_0 D0 MLP_1 C1 S_1 MLP_0 C0 S_0 [A0_1 A1_1 of layer 1].
   // By hand, layer 0: A0_1 0-10, A1_1 10-30, D1 30-60 | A0_0 30-40, A1_0 40-60, D0 60-90, MLP_1 60-100,
   //   C1 100-125, S_1 100-115, MLP_0 115-155, C0 155-180, S_0 155-170,

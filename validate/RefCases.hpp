@@ -1,4 +1,4 @@
-/* dbosim validate — reference cases: published figures (DeepEP, FlashMLA, DeepGEMM; /work/shared/ref) as data files
+/* dbosim validate — reference cases: published figures (DeepEP, FlashMLA, DeepGEMM; docs/domain.md §7) as data files
  * (YAML files in validate/cases/), each predicted through dbosim's public cost paths:
  *   predictor all_to_all  the D or C op of one MoE layer as a scenario costs it (models::layer_costs: the model from
  *                         the zoo, the parallel layout and backend, the step shape, the profile's network facts or

@@ -9,7 +9,7 @@
  *   cls    ep_dispatch | name dispatch                   D       DeepEP dispatch (and its notify/layout kernels)
  *   cls    ep_combine  | name combine                    C       DeepEP combine
  *   cls    wgrad_gemm                                    other   training weight gradients: no serving op
- *   cls    attention_core|gate_topk | name flash|mla|fmha|attn  A1  core attention and the MoE gate (DOMAIN.md §1)
+ *   cls    attention_core|gate_topk | name flash|mla|fmha|attn  A1  core attention and the MoE gate (docs/domain.md §1)
  *   phase  ^attn                                         A0      the rest of the attention block: norms, projections
  *   cls    dense_gemm (phase ^mlp)                       S       the dense GEMMs of the MLP block: shared expert
  *   phase  ^mlp | cls expert_grouped_gemm|swiglu         MLP     routed experts and their quantize/activation kernels

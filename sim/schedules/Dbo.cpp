@@ -1,4 +1,4 @@
-/* dbosim — vLLM Dual Batch Overlap (DOMAIN.md §3). The documented steady-state order, one cycle per MoE layer L:
+/* dbosim — vLLM Dual Batch Overlap (docs/domain.md §3). The documented steady-state order, one cycle per MoE layer L:
  *   D1 send, A0_0, A1_0, D1 recv, D0 send, MLP_1, D0 recv, C1 send, S_1, MLP_0, C1 recv, C0 send, S_0, A0_1, A1_1,
  *   C0 recv
  * Micro-batch 1 runs half a layer ahead of micro-batch 0 on the comm side: the A0_1 A1_1 that close cycle L are

@@ -1,4 +1,4 @@
-/* dbosim — DeepSeek's own two-micro-batch overlap (DOMAIN.md §6, profile_data). */
+/* dbosim — DeepSeek's own two-micro-batch overlap (docs/domain.md §6, profile_data). */
 #include "sim/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {

@@ -11,9 +11,9 @@ Schedule build_serial(const StepPlan& plan)
   return b.finish();
 }
 
-/* DeepEP v2 finalize_async (DOMAIN.md §2): the combine is launched on the comm stream, the shared expert runs on the
- * compute stream meanwhile, and the receiver makes the compute stream wait on the combine's event. The next layer's
- * A0 depends on C, so that wait is the data edge C -> A0. */
+/* DeepEP v2 finalize_async (docs/domain.md §2): the combine is launched on the comm stream, the shared expert runs on
+ * the compute stream meanwhile, and the receiver makes the compute stream wait on the combine's event. The next
+ * layer's A0 depends on C, so that wait is the data edge C -> A0. */
 Schedule build_async_combine(const StepPlan& plan)
 {
   ScheduleBuilder b(plan, "async_combine");

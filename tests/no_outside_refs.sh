@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every tracked text file outside docs/ must stand on its own: no citation of the old out-of-tree domain notes (the
+# code cites docs/domain.md), no machine path, no folder beside the checkout. Fails listing each offending line.
+# Skipped (exit 77) outside a git work tree. Usage: no_outside_refs.sh SOURCE_DIR
+set -u
+src=$1
+
+# The forbidden texts, as extended regexes; the brackets keep this file from matching itself.
+patterns=(
+  'DOMAIN[.]md'   # the domain notes outside the repository; cite docs/domain.md
+  '/wor[k]/'      # a machine path
+  '[.][.]/shared' # the folder beside the checkout
+)
+# Files not searched: docs/ (it may name what it replaced), raw calibration records (measured output as recorded).
+# Binary files (fuzz regressions) are skipped by -I.
+excluded=(':!docs/' ':!tests/data/calib/*.jsonl')
+
+if ! git -C "$src" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  echo "not a git work tree: $src (skipped)"
+  exit 77
+fi
+args=()
+for p in "${patterns[@]}"; do
+  args+=(-e "$p")
+done
+hits=$(git -C "$src" grep -I -n -E "${args[@]}" -- . "${excluded[@]}")
+rc=$? # git grep: 0 found, 1 none, else an error
+if [ $rc -eq 0 ]; then
+  echo "tracked files name something outside the repository:"
+  echo "$hits"
+  exit 1
+elif [ $rc -ne 1 ]; then
+  echo "git grep failed ($rc)"
+  exit 1
+fi
+echo "no tracked file outside docs/ matches: ${patterns[*]}"
