@@ -113,12 +113,9 @@ const std::vector<int>& sm_table_tokens()
   return tokens;
 }
 
-std::vector<int> sm_table_sms(int sm_count)
-{
-  return {sm_count - dbo_comm_sms, sm_count - dbo_comm_sms_wide};
-}
+std::vector<int> sm_table_sms(int sm_count) { return {sm_count - dbo_comm_sms, sm_count - dbo_comm_sms_wide}; }
 
-std::vector<MeasureSpec> sm_table_plan(int sm_count)
+std::vector<MeasureSpec> sm_table_plan(int sm_count, int settle_ms)
 {
   std::vector<MeasureSpec> plan;
   std::vector<int> sms = {sm_count}; // the full-GPU baseline of each point, measured beside its partitions
@@ -127,8 +124,12 @@ std::vector<MeasureSpec> sm_table_plan(int sm_count)
   for (const auto& s : zoo_gemm_shapes())
     for (const char* family : {"gemm_bf16", "gemm_fp8"})
       for (int m : sm_table_tokens())
-        for (int budget : sms)
-          plan.push_back(spec("sm_table", {{"n", s.n}, {"k", s.k}, {"tokens", m}, {"sms", budget}}, family));
+        for (int budget : sms) {
+          std::map<std::string, double> p = {{"n", s.n}, {"k", s.k}, {"tokens", m}, {"sms", budget}};
+          if (settle_ms > 0)
+            p["settle_ms"] = settle_ms;
+          plan.push_back(spec("sm_table", p, family));
+        }
   return plan;
 }
 

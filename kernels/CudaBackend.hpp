@@ -1,5 +1,6 @@
 /* dbosim calibration kernels — the MeasurementBackend that runs the suite on a CUDA GPU: timing with CUDA events
- * after warm-up (median of repeats, the L2 flushed before each repeat), the SM clock read with every point. */
+ * after warm-up (median of repeats, the L2 flushed before each repeat), the SM clock read with every point; the
+ * per-shape SM tables (sm_table) with the settled timing of a running pipeline (time_settled). */
 #pragma once
 #include "calibrate/MeasurementBackend.hpp"
 #include "kernels/ExecEnv.hpp"
@@ -35,6 +36,10 @@ private:
   Prepared prepare(const std::string& family, const std::map<std::string, double>& p, ExecEnv& env);
   Timed run_reps(ExecEnv& env, const Prepared& k, int reps, bool flush);
   Timed time_op(ExecEnv& env, const Prepared& k, bool flush, int min_reps = 5, int max_reps = 50);
+  /** @brief A running pipeline's timing: `settle_ms` of back-to-back launches of the kernel (the SM clock settles
+   *  where this kernel on these SMs holds it; L2 as the previous launch left it), then back-to-back timed repeats
+   *  for 25 ms (5-200), no flush. Fills `clock` with the NVML samples of the timed window. */
+  Timed time_settled(ExecEnv& env, const Prepared& k, double settle_ms, NvmlSampler::Window& clock);
   calib::Measurement measure_kernel(const std::string& family, const std::map<std::string, double>& p, ExecEnv& env);
   calib::Measurement host_cost(const std::string& what);
   calib::Measurement copy_kernel(const std::map<std::string, double>& p);
@@ -44,6 +49,7 @@ private:
 
   Device dev_;
   Nvml nvml_;
+  NvmlSampler sampler_; ///< SM clock and power every millisecond (the settled timing's clock window)
   std::string git_commit_;
   char* arena_        = nullptr;
   size_t arena_bytes_ = 0, used_ = 0;

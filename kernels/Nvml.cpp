@@ -1,5 +1,9 @@
 #include "kernels/Nvml.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 #include <dlfcn.h>
 
 namespace dbosim::kern {
@@ -65,6 +69,68 @@ double Nvml::power_w() const
   auto f     = sym<power_fn>(lib_, "nvmlDeviceGetPowerUsage");
   unsigned v = 0;
   return ok_ && f && f(dev_, &v) == 0 ? v / 1000.0 : -1.0;
+}
+
+NvmlSampler::NvmlSampler(int period_us, double keep_s)
+    : period_us_(period_us), keep_ms_(1e3 * keep_s), thread_([this] { loop(); })
+{
+}
+
+NvmlSampler::~NvmlSampler()
+{
+  stop_ = true;
+  thread_.join();
+}
+
+double NvmlSampler::now_ms()
+{
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void NvmlSampler::loop()
+{
+  if (!nvml_.ok())
+    return;
+  while (!stop_) {
+    const Sample s{now_ms(), double(nvml_.sm_clock_mhz()), nvml_.power_w()};
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      samples_.push_back(s);
+      while (!samples_.empty() && samples_.front().t_ms < s.t_ms - keep_ms_)
+        samples_.pop_front();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(period_us_));
+  }
+}
+
+std::vector<NvmlSampler::Sample> NvmlSampler::samples(double from_ms, double to_ms) const
+{
+  std::vector<Sample> out;
+  std::lock_guard<std::mutex> g(mu_);
+  for (const Sample& s : samples_)
+    if (s.t_ms >= from_ms && s.t_ms <= to_ms)
+      out.push_back(s);
+  return out;
+}
+
+NvmlSampler::Window NvmlSampler::window(double from_ms, double to_ms) const
+{
+  std::vector<double> c, p;
+  for (const Sample& s : samples(from_ms, to_ms)) {
+    c.push_back(s.sm_mhz);
+    p.push_back(s.power_w);
+  }
+  Window w;
+  w.samples = static_cast<int>(c.size());
+  if (c.empty())
+    return w;
+  std::sort(c.begin(), c.end());
+  std::sort(p.begin(), p.end());
+  w.clk_min = c.front();
+  w.clk_med = c[c.size() / 2];
+  w.clk_max = c.back();
+  w.power_w = p[p.size() / 2];
+  return w;
 }
 
 } // namespace dbosim::kern

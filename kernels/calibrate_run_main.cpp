@@ -14,11 +14,13 @@ namespace {
 void usage()
 {
   std::cout << "usage: dbosim-calibrate-run --out FILE [--quick | --full] [--verify] [--budget-s S] [--only PREFIX]\n"
-               "                            [--git-commit SHA] [--device N] [--arena-gib G]\n"
+               "                            [--git-commit SHA] [--device N] [--arena-gib G] [--sm-table-settle-ms MS]\n"
                "  --quick      smoke suite (< 3 min on an H200); --full (default) the whole suite (< 15 min)\n"
                "  --verify     only the fresh-measurement pass (GEMM 4096x4096x7168 BF16, copy kernel)\n"
                "  --budget-s   stop starting new points after S seconds; run again to resume\n"
-               "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n";
+               "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n"
+               "  --sm-table-settle-ms  back-to-back launches before each sm_table point is timed (default "
+            << dbosim::calib::sm_table_settle_ms << "; 0: the cold-L2 timing of the other points)\n";
 }
 
 } // namespace
@@ -29,7 +31,8 @@ int main(int argc, char** argv)
   std::string out, commit = "unknown", only;
   bool quick = false, verify = false;
   double budget = 0, arena_gib = 32;
-  int device = 0;
+  int settle_ms = calib::sm_table_settle_ms;
+  int device    = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next     = [&]() -> std::string {
@@ -57,6 +60,8 @@ int main(int argc, char** argv)
       device = std::stoi(next());
     else if (a == "--arena-gib")
       arena_gib = std::stod(next());
+    else if (a == "--sm-table-settle-ms")
+      settle_ms = std::stoi(next());
     else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -75,6 +80,12 @@ int main(int argc, char** argv)
     auto plan = verify
                     ? calib::build_verify_plan()
                     : calib::build_plan(quick ? calib::SuiteSize::quick : calib::SuiteSize::full, backend.sm_count());
+    for (auto& s : plan)
+      if (s.family == "sm_table") {
+        s.params.erase("settle_ms");
+        if (settle_ms > 0)
+          s.params["settle_ms"] = settle_ms;
+      }
     if (!only.empty()) {
       std::vector<std::string> prefixes;
       for (size_t pos = 0; pos <= only.size();) {
