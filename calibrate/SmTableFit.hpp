@@ -20,7 +20,9 @@ struct FitSmTable {
 };
 
 /** @brief One table per (family, dims, SMs) with at least two token counts that have both a full-GPU and a partition
- *  point, sorted by family, dims, SMs. A record's provenance is the env record that precedes it in the file. */
+ *  point, sorted by family, dims, SMs. A record's provenance is the env record that precedes it in the file. A shape's
+ *  tables take only the records of the timing (params rest_ms, settle_ms or neither) of its last record in the file;
+ *  later records of a point replace earlier ones. */
 std::vector<FitSmTable> fit_sm_tables(const std::vector<Measurement>& records, int sm_count);
 
 } // namespace dbosim::calib

@@ -115,7 +115,7 @@ const std::vector<int>& sm_table_tokens()
 
 std::vector<int> sm_table_sms(int sm_count) { return {sm_count - dbo_comm_sms, sm_count - dbo_comm_sms_wide}; }
 
-std::vector<MeasureSpec> sm_table_plan(int sm_count, int settle_ms)
+std::vector<MeasureSpec> sm_table_plan(int sm_count, const std::map<std::string, double>& timing)
 {
   std::vector<MeasureSpec> plan;
   std::vector<int> sms = {sm_count}; // the full-GPU baseline of each point, measured beside its partitions
@@ -126,8 +126,7 @@ std::vector<MeasureSpec> sm_table_plan(int sm_count, int settle_ms)
       for (int m : sm_table_tokens())
         for (int budget : sms) {
           std::map<std::string, double> p = {{"n", s.n}, {"k", s.k}, {"tokens", m}, {"sms", budget}};
-          if (settle_ms > 0)
-            p["settle_ms"] = settle_ms;
+          p.insert(timing.begin(), timing.end());
           plan.push_back(spec("sm_table", p, family));
         }
   return plan;

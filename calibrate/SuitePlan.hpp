@@ -4,6 +4,7 @@
 #pragma once
 #include "calibrate/Measurement.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,16 +40,19 @@ const std::vector<int>& sm_table_tokens();
 /** @brief SM budgets of the per-shape SM tables: the DBO compute partitions sm_count - 20 and sm_count - 32. */
 std::vector<int> sm_table_sms(int sm_count);
 
-/** @brief Milliseconds of back-to-back launches before an SM-table point is timed (the backend's settled timing: the
- *  SM clock settles where this GEMM on these SMs holds it, as in a running pipeline; validate/testbed/diag/README.md).
- *  A parameter of every point (`settle_ms`), so the points of the settled timing have keys of their own. */
-constexpr int sm_table_settle_ms = 100;
+/** @brief How the SM-table points are timed (validate/testbed/diag/README.md), a parameter of every point so each
+ *  timing's points have keys of their own: `rest_ms` (the default) idles the GPU that long right before the timed
+ *  repeats, which stay short (about 15 ms), so every point, full GPU and partition alike, runs at the clock of a GPU
+ *  that is not held down by its power limit, as in the overlap testbed; `settle_ms` runs that long back to back first
+ *  (the clock a sustained load settles at); none of them: the cold-L2 timing of every other point (before 2026-12). */
+constexpr int sm_table_rest_ms = 30;
 
 /** @brief The per-shape SM-table points (family "sm_table", variant gemm_bf16/gemm_fp8): every zoo dense GEMM shape
  *  over sm_table_tokens(), each at the full GPU then at sm_table_sms(); shape outer, so a cut run keeps whole shapes.
- *  Part of the full suite; `dbosim-calibrate-run --only sm_table` runs just these. `settle_ms` 0 leaves the parameter
- *  out: the cold-L2 timing of every other point (how the tables were measured before 2026-12). */
-std::vector<MeasureSpec> sm_table_plan(int sm_count, int settle_ms = sm_table_settle_ms);
+ *  Part of the full suite; `dbosim-calibrate-run --only sm_table` runs just these. `timing` is added to every point's
+ *  parameters ({"rest_ms", ms}, {"settle_ms", ms} or empty). */
+std::vector<MeasureSpec> sm_table_plan(int sm_count,
+                                       const std::map<std::string, double>& timing = {{"rest_ms", sm_table_rest_ms}});
 
 /** @brief Every measurement of the suite, most important first (so a run cut short keeps what matters).
  *  @param sm_count the GPU's SMs (the 132-SM list is scaled down on a smaller GPU). */

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <thread>
 
 namespace dbosim::kern {
 namespace {
@@ -101,10 +102,12 @@ std::map<std::string, std::string> CudaBackend::environment()
   int count              = 0;
   cudaGetDeviceCount(&count);
   e["gpu_count"] = std::to_string(count);
-  e["timing"]    = "CUDA events around each repeat after 2 warm-up launches; L2 flushed (memset of " +
-                std::to_string(flush_bytes_ >> 20) +
-                " MiB) before each repeat; median of 5-50 repeats (sm_table points with settle_ms: that many ms of "
-                "back-to-back launches first, then back-to-back repeats for 25 ms without a flush, median of 5-200)";
+  e["timing"] =
+      "CUDA events around each repeat after 2 warm-up launches; L2 flushed (memset of " +
+      std::to_string(flush_bytes_ >> 20) +
+      " MiB) before each repeat; median of 5-50 repeats (sm_table points with rest_ms: the GPU idles that many "
+      "ms before repeats for about 15 ms, median of 3-50; with settle_ms: that many ms of back-to-back "
+      "launches first, then back-to-back repeats for 25 ms without a flush, median of 5-200)";
   return e;
 }
 
@@ -159,6 +162,21 @@ CudaBackend::Timed CudaBackend::time_settled(ExecEnv& env, const Prepared& k, do
     k.op(env);
   const int reps = std::clamp(static_cast<int>(25e3 / est), 5, 200);
   Timed t        = run_reps(env, k, reps, false);
+  const double b = NvmlSampler::now_ms();
+  clock          = sampler_.window(b - t.loop_us / 1e3, b);
+  return t;
+}
+
+CudaBackend::Timed CudaBackend::time_rested(ExecEnv& env, const Prepared& k, double rest_ms, NvmlSampler::Window& clock)
+{
+  env.activate();
+  k.op(env); // warm-up: module load, cuBLAS kernel selection
+  k.op(env);
+  CUDA_CHECK(cudaStreamSynchronize(env.stream()));
+  const double per_rep = run_reps(env, k, 1, true).samples_us[0] + static_cast<double>(flush_bytes_) / 3e6;
+  const int reps       = std::clamp(static_cast<int>(15e3 / std::max(per_rep, 1.0)), 3, 50);
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(rest_ms)); // the GPU idles
+  Timed t        = run_reps(env, k, reps, true);
   const double b = NvmlSampler::now_ms();
   clock          = sampler_.window(b - t.loop_us / 1e3, b);
   return t;
@@ -300,13 +318,15 @@ Measurement CudaBackend::sm_scaling(const MeasureSpec& spec)
   const int sms = geti(kp, "sms");
   kp.erase("sms");
   const double settle_ms = kp.count("settle_ms") ? kp.at("settle_ms") : 0.0;
+  const double rest_ms   = kp.count("rest_ms") ? kp.at("rest_ms") : 0.0;
   kp.erase("settle_ms");
+  kp.erase("rest_ms");
   ExecEnv& env = dev_.env_for(sms);
   Measurement m;
-  if (settle_ms > 0) { // the per-shape SM tables: timed as in a running pipeline (validate/testbed/diag/README.md)
+  if (settle_ms > 0 || rest_ms > 0) { // the per-shape SM tables' timings (validate/testbed/diag/README.md)
     Prepared k = prepare(spec.variant, kp, env);
     NvmlSampler::Window clock;
-    Timed t = time_settled(env, k, settle_ms, clock);
+    Timed t = rest_ms > 0 ? time_rested(env, k, rest_ms, clock) : time_settled(env, k, settle_ms, clock);
     calib::summarize_samples(m, t.samples_us);
     m.extra["sm_clock_mhz"]     = clock.clk_med >= 0 ? clock.clk_med : nvml_.sm_clock_mhz();
     m.extra["sm_clock_min_mhz"] = clock.clk_min;
@@ -320,9 +340,12 @@ Measurement CudaBackend::sm_scaling(const MeasureSpec& spec)
       m.extra["gbps"] = k.bytes / m.us / 1e3;
     m.extra["retile"] = k.retile ? 1 : 0;
     m.info["impl"]    = k.info;
-    m.info["timing"]  = "settled: " + std::to_string(static_cast<int>(settle_ms)) +
-                       " ms of back-to-back launches, then back-to-back repeats for 25 ms, no L2 flush; SM clock "
-                       "sampled every 1 ms over the timed repeats";
+    m.info["timing"]  = rest_ms > 0 ? "rested: the GPU idle " + std::to_string(static_cast<int>(rest_ms)) +
+                                         " ms, then repeats for about 15 ms, L2 flushed before each"
+                                    : "settled: " + std::to_string(static_cast<int>(settle_ms)) +
+                                         " ms of back-to-back launches, then back-to-back repeats for 25 ms, no L2 "
+                                          "flush";
+    m.info["timing"] += "; SM clock sampled every 1 ms over the timed repeats";
   } else {
     m = measure_kernel(spec.variant, kp, env);
   }

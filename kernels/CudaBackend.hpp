@@ -1,6 +1,6 @@
 /* dbosim calibration kernels — the MeasurementBackend that runs the suite on a CUDA GPU: timing with CUDA events
  * after warm-up (median of repeats, the L2 flushed before each repeat), the SM clock read with every point; the
- * per-shape SM tables (sm_table) with the settled timing of a running pipeline (time_settled). */
+ * per-shape SM tables (sm_table) timed on a rested GPU (time_rested) or after a sustained load (time_settled). */
 #pragma once
 #include "calibrate/MeasurementBackend.hpp"
 #include "kernels/ExecEnv.hpp"
@@ -40,6 +40,10 @@ private:
    *  where this kernel on these SMs holds it; L2 as the previous launch left it), then back-to-back timed repeats
    *  for 25 ms (5-200), no flush. Fills `clock` with the NVML samples of the timed window. */
   Timed time_settled(ExecEnv& env, const Prepared& k, double settle_ms, NvmlSampler::Window& clock);
+  /** @brief The overlap testbed's clock regime: after the warm-up, the GPU idles `rest_ms` (the power limiter lets the
+   *  clock up again), then a short burst of timed repeats (about 15 ms, 3-50), the L2 flushed before each. Fills
+   *  `clock` with the NVML samples of the timed window. */
+  Timed time_rested(ExecEnv& env, const Prepared& k, double rest_ms, NvmlSampler::Window& clock);
   calib::Measurement measure_kernel(const std::string& family, const std::map<std::string, double>& p, ExecEnv& env);
   calib::Measurement host_cost(const std::string& what);
   calib::Measurement copy_kernel(const std::map<std::string, double>& p);
@@ -49,7 +53,7 @@ private:
 
   Device dev_;
   Nvml nvml_;
-  NvmlSampler sampler_; ///< SM clock and power every millisecond (the settled timing's clock window)
+  NvmlSampler sampler_; ///< SM clock and power every millisecond (the clock window of a timed point)
   std::string git_commit_;
   char* arena_        = nullptr;
   size_t arena_bytes_ = 0, used_ = 0;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 
 namespace {
@@ -14,13 +15,15 @@ namespace {
 void usage()
 {
   std::cout << "usage: dbosim-calibrate-run --out FILE [--quick | --full] [--verify] [--budget-s S] [--only PREFIX]\n"
-               "                            [--git-commit SHA] [--device N] [--arena-gib G] [--sm-table-settle-ms MS]\n"
+               "                            [--git-commit SHA] [--device N] [--arena-gib G] [--sm-table-timing T]\n"
                "  --quick      smoke suite (< 3 min on an H200); --full (default) the whole suite (< 15 min)\n"
                "  --verify     only the fresh-measurement pass (GEMM 4096x4096x7168 BF16, copy kernel)\n"
                "  --budget-s   stop starting new points after S seconds; run again to resume\n"
                "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n"
-               "  --sm-table-settle-ms  back-to-back launches before each sm_table point is timed (default "
-            << dbosim::calib::sm_table_settle_ms << "; 0: the cold-L2 timing of the other points)\n";
+               "  --sm-table-timing  rest=MS (default rest="
+            << dbosim::calib::sm_table_rest_ms
+            << "): the GPU idles MS ms before each sm_table point's short timed window;\n"
+               "               settle=MS: MS ms of back-to-back launches first; cold: the timing of the other points\n";
 }
 
 } // namespace
@@ -31,8 +34,8 @@ int main(int argc, char** argv)
   std::string out, commit = "unknown", only;
   bool quick = false, verify = false;
   double budget = 0, arena_gib = 32;
-  int settle_ms = calib::sm_table_settle_ms;
-  int device    = 0;
+  std::map<std::string, double> sm_timing = {{"rest_ms", calib::sm_table_rest_ms}};
+  int device                              = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next     = [&]() -> std::string {
@@ -60,9 +63,18 @@ int main(int argc, char** argv)
       device = std::stoi(next());
     else if (a == "--arena-gib")
       arena_gib = std::stod(next());
-    else if (a == "--sm-table-settle-ms")
-      settle_ms = std::stoi(next());
-    else if (a == "-h" || a == "--help") {
+    else if (a == "--sm-table-timing") {
+      const std::string t = next();
+      const auto eq       = t.find('=');
+      if (t == "cold")
+        sm_timing.clear();
+      else if (eq != std::string::npos && (t.substr(0, eq) == "rest" || t.substr(0, eq) == "settle"))
+        sm_timing = {{t.substr(0, eq) + "_ms", std::stod(t.substr(eq + 1))}};
+      else {
+        std::cerr << "--sm-table-timing: rest=MS, settle=MS or cold, not " << t << "\n";
+        return 2;
+      }
+    } else if (a == "-h" || a == "--help") {
       usage();
       return 0;
     } else {
@@ -82,9 +94,9 @@ int main(int argc, char** argv)
                     : calib::build_plan(quick ? calib::SuiteSize::quick : calib::SuiteSize::full, backend.sm_count());
     for (auto& s : plan)
       if (s.family == "sm_table") {
+        s.params.erase("rest_ms");
         s.params.erase("settle_ms");
-        if (settle_ms > 0)
-          s.params["settle_ms"] = settle_ms;
+        s.params.insert(sm_timing.begin(), sm_timing.end());
       }
     if (!only.empty()) {
       std::vector<std::string> prefixes;
