@@ -41,18 +41,22 @@ const std::vector<int>& sm_table_tokens();
 std::vector<int> sm_table_sms(int sm_count);
 
 /** @brief How the SM-table points are timed (validate/testbed/diag/README.md), a parameter of every point so each
- *  timing's points have keys of their own: `rest_ms` (the default) idles the GPU that long right before the timed
- *  repeats, which stay short (about 15 ms), so every point, full GPU and partition alike, runs at the clock of a GPU
- *  that is not held down by its power limit, as in the overlap testbed; `settle_ms` runs that long back to back first
- *  (the clock a sustained load settles at); none of them: the cold-L2 timing of every other point (before 2026-12). */
-constexpr int sm_table_rest_ms = 30;
+ *  timing's points have keys of their own. `settle_ms` (the default, sm_table_settle_ms) runs the GEMM that long back
+ *  to back before the timed back-to-back repeats: the full-GPU point and its partitions each at the clock that a
+ *  sustained load of that GEMM on those SMs settles at under the power limit (a running pipeline); the cold-L2 timing
+ *  of the other points timed a partition right after its full-GPU point, at a clock the full GPU had just pulled down.
+ *  `rest_ms` (sm_table_rest_ms; not yet run on a GPU) idles the GPU that long before a short burst of repeats (about
+ *  15 ms, cold L2): the clock regime of the overlap testbed, which idles 20 ms behind its gate before each step. None
+ *  of them: the cold-L2 timing (the tables before 2026-12-02). */
+constexpr int sm_table_settle_ms = 100;
+constexpr int sm_table_rest_ms   = 30;
 
 /** @brief The per-shape SM-table points (family "sm_table", variant gemm_bf16/gemm_fp8): every zoo dense GEMM shape
  *  over sm_table_tokens(), each at the full GPU then at sm_table_sms(); shape outer, so a cut run keeps whole shapes.
  *  Part of the full suite; `dbosim-calibrate-run --only sm_table` runs just these. `timing` is added to every point's
  *  parameters ({"rest_ms", ms}, {"settle_ms", ms} or empty). */
-std::vector<MeasureSpec> sm_table_plan(int sm_count,
-                                       const std::map<std::string, double>& timing = {{"rest_ms", sm_table_rest_ms}});
+std::vector<MeasureSpec> sm_table_plan(int sm_count, const std::map<std::string, double>& timing = {
+                                                         {"settle_ms", sm_table_settle_ms}});
 
 /** @brief Every measurement of the suite, most important first (so a run cut short keeps what matters).
  *  @param sm_count the GPU's SMs (the 132-SM list is scaled down on a smaller GPU). */

@@ -14,16 +14,17 @@ namespace {
 
 void usage()
 {
-  std::cout << "usage: dbosim-calibrate-run --out FILE [--quick | --full] [--verify] [--budget-s S] [--only PREFIX]\n"
-               "                            [--git-commit SHA] [--device N] [--arena-gib G] [--sm-table-timing T]\n"
-               "  --quick      smoke suite (< 3 min on an H200); --full (default) the whole suite (< 15 min)\n"
-               "  --verify     only the fresh-measurement pass (GEMM 4096x4096x7168 BF16, copy kernel)\n"
-               "  --budget-s   stop starting new points after S seconds; run again to resume\n"
-               "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n"
-               "  --sm-table-timing  rest=MS (default rest="
-            << dbosim::calib::sm_table_rest_ms
-            << "): the GPU idles MS ms before each sm_table point's short timed window;\n"
-               "               settle=MS: MS ms of back-to-back launches first; cold: the timing of the other points\n";
+  std::cout
+      << "usage: dbosim-calibrate-run --out FILE [--quick | --full] [--verify] [--budget-s S] [--only PREFIX]\n"
+         "                            [--git-commit SHA] [--device N] [--arena-gib G] [--sm-table-timing T]\n"
+         "  --quick      smoke suite (< 3 min on an H200); --full (default) the whole suite (< 15 min)\n"
+         "  --verify     only the fresh-measurement pass (GEMM 4096x4096x7168 BF16, copy kernel)\n"
+         "  --budget-s   stop starting new points after S seconds; run again to resume\n"
+         "  --only       measure only points whose key starts with PREFIX (comma-separated list)\n"
+         "  --sm-table-timing  settle=MS (default settle="
+      << dbosim::calib::sm_table_settle_ms
+      << "): MS ms of back-to-back launches before each sm_table point's timed repeats;\n"
+         "               rest=MS: the GPU idles MS ms before a ~15 ms burst; cold: the timing of the other points\n";
 }
 
 } // namespace
@@ -34,7 +35,7 @@ int main(int argc, char** argv)
   std::string out, commit = "unknown", only;
   bool quick = false, verify = false;
   double budget = 0, arena_gib = 32;
-  std::map<std::string, double> sm_timing = {{"rest_ms", calib::sm_table_rest_ms}};
+  std::map<std::string, double> sm_timing = {{"settle_ms", calib::sm_table_settle_ms}};
   int device                              = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -71,7 +72,7 @@ int main(int argc, char** argv)
       else if (eq != std::string::npos && (t.substr(0, eq) == "rest" || t.substr(0, eq) == "settle"))
         sm_timing = {{t.substr(0, eq) + "_ms", std::stod(t.substr(eq + 1))}};
       else {
-        std::cerr << "--sm-table-timing: rest=MS, settle=MS or cold, not " << t << "\n";
+        std::cerr << "--sm-table-timing: settle=MS, rest=MS or cold, not " << t << "\n";
         return 2;
       }
     } else if (a == "-h" || a == "--help") {

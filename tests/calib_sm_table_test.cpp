@@ -18,10 +18,12 @@ Measurement env_record(int run, const char* date)
   return e;
 }
 
-Measurement point(const char* family, int n, double tokens, int sms, double us)
+Measurement point(const char* family, int n, double tokens, int sms, double us,
+                  const std::map<std::string, double>& timing = {})
 {
   Measurement m;
   m.spec = MeasureSpec{"sm_table", family, {{"n", n}, {"k", 512}, {"tokens", tokens}, {"sms", sms}}};
+  m.spec.params.insert(timing.begin(), timing.end());
   summarize_samples(m, {us});
   m.extra = {{"actual_sms", sms}, {"green", sms < 132 ? 1 : 0}, {"retile", 1}};
   return m;
@@ -34,9 +36,14 @@ TEST_CASE("calib::sm_table_plan: every zoo dense GEMM, both dtypes, full GPU the
   auto plan = sm_table_plan(132);
   CHECK(sm_table_sms(132) == std::vector<int>{112, 100});
   CHECK(plan.size() == zoo_gemm_shapes().size() * 2 * sm_table_tokens().size() * 3);
-  CHECK(plan[0].key() == "sm_table/gemm_bf16/k=7168,n=4096,sms=132,tokens=16");
-  CHECK(plan[1].key() == "sm_table/gemm_bf16/k=7168,n=4096,sms=112,tokens=16");
-  CHECK(plan[2].key() == "sm_table/gemm_bf16/k=7168,n=4096,sms=100,tokens=16");
+  // the timing is a parameter of every point (validate/testbed/diag/README.md): its points have keys of their own
+  const std::string t = "settle_ms=" + std::to_string(sm_table_settle_ms);
+  CHECK(plan[0].key() == "sm_table/gemm_bf16/k=7168,n=4096," + t + ",sms=132,tokens=16");
+  CHECK(plan[1].key() == "sm_table/gemm_bf16/k=7168,n=4096," + t + ",sms=112,tokens=16");
+  CHECK(plan[2].key() == "sm_table/gemm_bf16/k=7168,n=4096," + t + ",sms=100,tokens=16");
+  CHECK(sm_table_plan(132, {})[0].key() == "sm_table/gemm_bf16/k=7168,n=4096,sms=132,tokens=16"); // cold L2
+  CHECK(sm_table_plan(132, {{"rest_ms", 30}})[0].key() ==
+        "sm_table/gemm_bf16/k=7168,n=4096,rest_ms=30,sms=132,tokens=16");
   // part of the full suite only
   auto has_table = [](const std::vector<MeasureSpec>& p) {
     for (const auto& s : p)
@@ -71,6 +78,45 @@ TEST_CASE("calib::fit_sm_tables: speed t(full)/t(S) per token count, the median 
   CHECK(fit.sm_tables.size() == 1);
   CHECK(fit.sm_scaling.empty());
   CHECK(fit.tables.empty());
+}
+
+TEST_CASE("calib::fit_sm_tables: a shape's tables come from the timing of its last records", "[quick]")
+{
+  std::vector<Measurement> r = {env_record(1, "2026-11-29T08:00:00Z")};
+  for (int n : {64, 128}) { // run 1: cold L2, both shapes
+    r.push_back(point("gemm_bf16", n, 16, 132, 10));
+    r.push_back(point("gemm_bf16", n, 16, 112, 20));
+    r.push_back(point("gemm_bf16", n, 64, 132, 20));
+    r.push_back(point("gemm_bf16", n, 64, 112, 40));
+  }
+  r.push_back(env_record(2, "2026-12-02T11:00:00Z"));
+  const std::map<std::string, double> rest = {{"rest_ms", 30}};
+  r.push_back(point("gemm_bf16", 64, 16, 132, 10, rest)); // run 2: the rested timing, shape n=64 only
+  r.push_back(point("gemm_bf16", 64, 16, 112, 12.5, rest));
+  r.push_back(point("gemm_bf16", 64, 64, 132, 20, rest));
+  r.back().extra["sm_clock_med_mhz"] = 1980;
+  r.push_back(point("gemm_bf16", 64, 64, 112, 25, rest)); // 0.8
+  r.back().extra["sm_clock_med_mhz"] = 1965;
+  auto tables                        = fit_sm_tables(r, 132);
+  REQUIRE(tables.size() == 2);
+  CHECK(tables[0].dims.at("n") == 64); // rested: the cold points of run 1 left out
+  CHECK(tables[0].speed == std::vector<double>{0.8, 0.8});
+  CHECK(tables[0].source.find("measured 2026-12-02") == 0);
+  CHECK(tables[0].source.find("after the GPU idled 30 ms") != std::string::npos);
+  CHECK(tables[0].source.find("median SM clock 1980 MHz at 132 SMs, 1965 at the partitions") != std::string::npos);
+  CHECK(tables[1].dims.at("n") == 128); // cold L2 (run 1 only)
+  CHECK(tables[1].speed == std::vector<double>{0.5, 0.5});
+  CHECK(tables[1].source.find("measured 2026-11-29") == 0);
+  CHECK(tables[1].source.substr(tables[1].source.size() - 7) == "cold L2");
+  // a settled run appended after it replaces the rested one
+  r.push_back(point("gemm_bf16", 64, 16, 132, 10, {{"settle_ms", 100}}));
+  r.push_back(point("gemm_bf16", 64, 16, 112, 10, {{"settle_ms", 100}}));
+  r.push_back(point("gemm_bf16", 64, 64, 132, 20, {{"settle_ms", 100}}));
+  r.push_back(point("gemm_bf16", 64, 64, 112, 20, {{"settle_ms", 100}}));
+  tables = fit_sm_tables(r, 132);
+  REQUIRE(tables.size() == 2);
+  CHECK(tables[0].speed == std::vector<double>{1.0, 1.0});
+  CHECK(tables[0].source.find("after 100 ms of back-to-back launches") != std::string::npos);
 }
 
 TEST_CASE("calib::sm_table_loo: leave one token count out, vs the family median curve, in closed form", "[quick]")
