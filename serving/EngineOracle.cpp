@@ -1,6 +1,8 @@
 #include "serving/EngineOracle.hpp"
 
 #include "config/InputError.hpp"
+#include "models/AttentionOps.hpp"
+#include "models/KernelCost.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SpecDecodeStep.hpp"
@@ -42,9 +44,23 @@ sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
 
 RankWork rank_work_here(const Scenario& s, const StepKey& key)
 {
-  const Scenario v         = at_key(s, key);
-  const sim::StepPlan plan = plan_at(v, key);
-  const bool partition     = plan.gpu.comm_sms > 0;
+  const Scenario v = at_key(s, key);
+  // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
+  // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
+  sim::CostSource costs = sim::model_cost_source(v);
+  costs.layer           = [&v](const models::StepShape& shape, bool moe, int) {
+    models::LayerCosts lc;
+    lc.moe = moe;
+    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
+                                                   models::attention_a0_kernels(v.model, v.parallel, shape)));
+    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A1, "attention",
+                                                   models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
+    return lc;
+  };
+  sim::PlanOptions popt;
+  popt.max_tokens_across_dp = key.tokens;
+  const sim::StepPlan plan  = sim::build_step_plan(v, costs, popt);
+  const bool partition      = plan.gpu.comm_sms > 0;
   RankWork w;
   const int moe_layers   = plan.num_layers - plan.first_k_dense;
   const int dense_layers = plan.first_k_dense;

@@ -300,6 +300,14 @@ seed: 3
   CHECK(w_long.attention_us > w_short.attention_us);
   CHECK(w_long.step_work_us == w_short.step_work_us);
   CHECK(w_short.draft_us == 0);
+  // The same A0 and A1 the engine's full plan runs, over every layer; the same step work.
+  double attention = 0;
+  for (const sim::UbatchCosts& u : pr.ubatches)
+    for (models::OpKind k : {models::OpKind::A0, models::OpKind::A1})
+      attention += u.find(false, k)->duration_us * pr.first_k_dense +
+                   u.find(true, k)->duration_us * (pr.num_layers - pr.first_k_dense);
+  CHECK(w_short.attention_us == Approx(attention).epsilon(1e-12));
+  CHECK(w_short.step_work_us == pr.step_work_us);
 }
 
 TEST_CASE("serving::params: serving.expert_load names its choices", "[quick]")
