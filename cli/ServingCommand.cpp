@@ -38,6 +38,17 @@ json speculative_block(const Scenario& s, const serving::ServingResult& res)
           {"expected_accepted_tokens", models::expected_accepted_tokens(s.speculative)},
           {"measured_tokens_per_chunk", chunks > 0 ? double(tokens) / double(chunks) : 0.0}};
 }
+/** Which expert load the steps were priced with, its source, and the busiest rank's load it gave (step mean). */
+json expert_load_block(const Scenario& s, const serving::ServingResult& res)
+{
+  double sum = 0;
+  for (const serving::StepRecord& r : res.steps)
+    sum += r.hot_rank_load;
+  const bool residual = s.serving.expert_load == models::ExpertLoadModel::eplb_residual && s.parallel.ep > 1;
+  return {{"model", models::expert_load_model_name(s.serving.expert_load)},
+          {"source", residual ? models::expert_load_source : "balanced (expected-value) routing"},
+          {"mean_hot_rank_load", res.steps.empty() ? 1.0 : sum / double(res.steps.size())}};
+}
 } // namespace
 
 int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args)
@@ -73,10 +84,11 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   block["gpus"]            = params.gpus;
   block["host_gap_us"]     = params.host_gap_us;
   block["kv_cache"]        = kv.to_json();
+  block["expert_load"]     = expert_load_block(s, res);
   if (s.speculative.enabled())
     block["speculative"] = speculative_block(s, res);
-  block["step_cache"]      = {{"steps", res.steps.size()},       {"lookups", cache.lookups}, {"hits", cache.hits},
-                              {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
+  block["step_cache"] = {{"steps", res.steps.size()},       {"lookups", cache.lookups}, {"hits", cache.hits},
+                         {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
 
   json summary;
   summary["scenario"] = s.name;
@@ -101,6 +113,11 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
                block["speculative"]["method"].get<std::string>(), s.speculative.num_speculative_tokens,
                block["speculative"]["expected_accepted_tokens"].get<double>(),
                block["speculative"]["measured_tokens_per_chunk"].get<double>());
+  fmt::print("expert load: {} (busiest EP rank {:.3f}x the mean, step mean){}\n",
+             block["expert_load"]["model"].get<std::string>(), block["expert_load"]["mean_hot_rank_load"].get<double>(),
+             s.serving.expert_load == models::ExpertLoadModel::eplb_residual
+                 ? "; serving.expert_load: ideal for balanced routing"
+                 : "");
   fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", kv.num_blocks, kv.block_size,
              res.peak_kv_blocks);
   fmt::print("wrote {}/summary.json, requests.csv{}\n", out_dir, s.serving.step_trace ? ", steps.csv" : "");

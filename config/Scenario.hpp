@@ -1,5 +1,6 @@
 /* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/<name>.yaml. */
 #pragma once
+#include "models/ExpertImbalance.hpp"
 #include "models/ExpertRouting.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
@@ -89,6 +90,9 @@ struct ServingOptions {
   int token_buckets_per_octave   = 8;    ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
   int exact_samples              = 8;    ///< shapes simulated unbucketed to measure the cache's bucket error
   bool step_trace                = true; ///< write steps.csv
+  /** How routed tokens spread over the EP ranks in a serving run's steps: the post-EPLB residual imbalance
+   *  (models/ExpertImbalance: TensorRT-LLM's DeepSeek-R1 measurement) or ideal balanced routing. */
+  models::ExpertLoadModel expert_load = models::ExpertLoadModel::eplb_residual;
 };
 
 struct Scenario {
@@ -106,7 +110,7 @@ struct Scenario {
   SchedulerConfig scheduler;
   ServingOptions serving;
   models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
-  int sweep_axes     = 0; ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
+  int sweep_axes     = 0;             ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   std::uint64_t seed = 0;
 };
 

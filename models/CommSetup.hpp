@@ -2,6 +2,7 @@
  * facts, the node size, the SMs an SM-resident comm kernel holds, the fat tree's oversubscription, and the routing
  * and placement whose expected traffic a single-rank cost uses. */
 #pragma once
+#include "models/ExpertImbalance.hpp"
 #include "models/ExpertRouting.hpp"
 #include "models/NetworkFacts.hpp"
 
@@ -13,6 +14,9 @@ struct CommSetup {
   int comm_sms            = 0;       ///< SMs an SM-resident comm kernel holds under an SM partition (0: none)
   double oversubscription = 1;       ///< fat-tree leaf down/up ratio
   RoutingSpec routing; ///< placement and groups; the single-rank cost takes its expected (balanced) traffic
+  /** How the single-rank cost spreads that traffic: ideal (every rank the mean) or the busiest rank under the
+   *  post-EPLB residual (models/ExpertImbalance), whose MLP, D and C the step then waits for. */
+  ExpertLoadModel expert_load = ExpertLoadModel::ideal;
 };
 
 } // namespace dbosim::models

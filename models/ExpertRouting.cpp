@@ -203,6 +203,13 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
     for (int e = 0; e < num_experts; ++e)
       for (int r : placement.replicas_rank[e])
         frac[r] += pop[e] / static_cast<double>(placement.replicas_rank[e].size());
+    if (spec.hot_rank_load != 1.0 && ep > 1) {
+      const auto hot     = static_cast<std::size_t>(std::max_element(frac.begin(), frac.end()) - frac.begin());
+      const double share = std::clamp(spec.hot_rank_load / ep, frac[hot], 1.0);
+      const double rest  = frac[hot] < 1.0 ? (1.0 - share) / (1.0 - frac[hot]) : 0.0;
+      for (std::size_t d = 0; d < frac.size(); ++d)
+        frac[d] = d == hot ? share : frac[d] * rest;
+    }
     for (int d = 0; d < ep; ++d)
       node_frac[d / gpus_per_node] += frac[d];
     for (int s = 0; s < ep; ++s) {

@@ -34,6 +34,10 @@ struct RoutingSpec {
   int groups         = 0;
   int topk_groups    = 0;
   std::uint64_t seed = 0;
+  /** Balanced routing only: the share of copies the busiest rank (the one of largest expected share) receives, over
+   *  the mean share 1/ep (models/ExpertImbalance: the post-EPLB residual); the other ranks' shares shrink in
+   *  proportion so that every token still sends top_k copies. 1 = the expected values. */
+  double hot_rank_load = 1.0;
 };
 
 /** @brief Where replicas of each expert live. */

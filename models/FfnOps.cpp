@@ -26,6 +26,18 @@ ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepSh
   return l;
 }
 
+ExpertLoad scaled_expert_load(const ModelSpec& m, const ExpertLoad& l, int redundant_experts, int ep, double load)
+{
+  if (load == 1.0 || l.local_experts <= 0)
+    return l;
+  ExpertLoad h       = l;
+  const double slots = m.num_routed_experts + (ep > 1 ? redundant_experts : 0);
+  const double miss  = std::pow(1.0 - m.top_k / slots, l.group_tokens * load);
+  h.rows             = l.rows * load;
+  h.active_experts   = l.local_experts * (1.0 - miss);
+  return h;
+}
+
 namespace {
 constexpr const char* src_masked = "vllm/model_executor/layers/fused_moe/batched_deep_gemm_moe.py: "
                                    "BatchedDeepGemmExperts.apply";
@@ -34,9 +46,10 @@ constexpr const char* src_mlp    = "vllm/model_executor/models/deepseek_v2.py: D
 } // namespace
 
 std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                           int redundant_experts)
+                                           int redundant_experts, double load)
 {
-  const ExpertLoad l = expert_load(m, par, s, redundant_experts);
+  const ExpertLoad l =
+      scaled_expert_load(m, expert_load(m, par, s, redundant_experts), redundant_experts, par.ep, load);
   // DeepEP low-latency hands the experts a masked [experts, max tokens, hidden] FP8 buffer (no permutation); the
   // other backends deliver tokens in arrival order, which the experts permute into expert-contiguous rows first and
   // un-permute and reduce (top-k weights) after.

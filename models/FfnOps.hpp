@@ -23,10 +23,16 @@ struct ExpertLoad {
  *  an expert's load evenly over its replicas, so each slot sees top_k / physical of the tokens. */
 ExpertLoad expert_load(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, int redundant_experts = 0);
 
+/** @brief `l` on a rank that receives `load` times the mean rows (models/ExpertImbalance: the busiest rank): rows
+ *  scaled, and each local slot missed with the mean's probability to the power `load` (as if load times as many
+ *  tokens reached the group). */
+ExpertLoad scaled_expert_load(const ModelSpec& m, const ExpertLoad& l, int redundant_experts, int ep, double load);
+
 /** @brief Routed experts: grouped GEMM gate+up -> SiLU-and-mul -> grouped GEMM down, over `expert_load` rows.
- *  Each active local expert's weights are read once per call. */
+ *  Each active local expert's weights are read once per call. `load`: this rank's rows over the mean
+ *  (scaled_expert_load; 1 = balanced). */
 std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                           int redundant_experts = 0);
+                                           int redundant_experts = 0, double load = 1.0);
 
 /** @brief A dense SwiGLU MLP on all local tokens, intermediate width `intermediate` split over tp:
  *  gate_up GEMM -> SiLU-and-mul -> down GEMM. Used for the shared expert(s) and for dense layers' FFN. */

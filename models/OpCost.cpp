@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -139,9 +140,9 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
 }
 
 OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       int redundant_experts)
+                       int redundant_experts, double load)
 {
-  return sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, redundant_experts));
+  return sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, redundant_experts, load));
 }
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
@@ -159,14 +160,31 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   }
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
   const bool all_to_all = par.ep > 1;
-  if (all_to_all)
-    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape, comm));
-  out.ops.push_back(routed_mlp_cost(model, hw, par, shape, comm.routing.redundant_experts));
+  const int redundant   = comm.routing.redundant_experts;
+  // The busiest rank under the post-EPLB residual: its share of the mean copies per rank (the balanced rows).
+  out.hot_rank_load         = hot_rank_load(comm.expert_load, par.ep, expert_load(model, par, shape, redundant).rows);
+  CommSetup hot             = comm;
+  hot.routing.hot_rank_load = out.hot_rank_load;
+  const bool skewed         = out.hot_rank_load != 1.0;
+  auto excess               = [&](const OpCost& busiest, const OpCost& mean) {
+    out.straggler_us += std::max(0.0, busiest.duration_us - mean.duration_us);
+  };
+  if (all_to_all) {
+    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape, hot));
+    if (skewed)
+      excess(out.ops.back(), all_to_all_cost(OpKind::D, model, hw, par, shape, comm));
+  }
+  out.ops.push_back(routed_mlp_cost(model, hw, par, shape, redundant, out.hot_rank_load));
+  if (skewed)
+    excess(out.ops.back(), routed_mlp_cost(model, hw, par, shape, redundant));
   if (model.num_shared_experts > 0)
     out.ops.push_back(sum_kernels(hw, OpKind::S, "gemm",
                                   dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
-  if (all_to_all)
-    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, comm));
+  if (all_to_all) {
+    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, hot));
+    if (skewed)
+      excess(out.ops.back(), all_to_all_cost(OpKind::C, model, hw, par, shape, comm));
+  }
   return out;
 }
 

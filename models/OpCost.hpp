@@ -77,11 +77,17 @@ struct OpCost {
 struct LayerCosts {
   bool moe = false;
   std::vector<OpCost> ops; ///< in the serial order A0 A1 D MLP S C; D/C absent on dense layers, S when no shared expert
+  /** MoE layers under CommSetup::expert_load eplb_residual: the busiest rank's load over the mean (1 = ideal), and
+   *  how much longer its MLP, D and C take than a rank at the mean load: the time the other ranks spin in the
+   *  collectives waiting for it (ops above are the busiest rank's). */
+  double hot_rank_load = 1.0;
+  double straggler_us  = 0;
   const OpCost* find(OpKind k) const;
 };
 
 /** @brief Costs of every op of one layer for `shape` on one rank. D and C come from models/All2AllModel (the
- *  cluster path's model) on the expected traffic of `comm.routing` with balanced routing.
+ *  cluster path's model) on the expected traffic of `comm.routing` with balanced routing; under
+ *  `comm.expert_load` eplb_residual the MLP, D and C are the busiest rank's (LayerCosts::hot_rank_load).
  *  @throws std::invalid_argument on bad inputs, or when ep > 1 and `comm.net` is null. */
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm);
@@ -89,7 +95,7 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
 /** @brief The routed experts' op (MLP) of one MoE layer alone, as layer_costs costs it (`redundant_experts`: EPLB
  *  slots over the EP group); for callers that re-cost only the experts per rank. */
 OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       int redundant_experts);
+                       int redundant_experts, double load = 1.0);
 
 /** @brief Duration of a compute op given `sms` of the GPU. A kernel of the op whose table family and dims have a
  *  per-shape SM table measured at exactly `sms` (HwProfile::sm_tables) takes its speed from that table at its tokens;

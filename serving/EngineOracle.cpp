@@ -1,6 +1,8 @@
 #include "serving/EngineOracle.hpp"
 
 #include "config/InputError.hpp"
+#include "models/AttentionOps.hpp"
+#include "models/KernelCost.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SpecDecodeStep.hpp"
@@ -20,16 +22,68 @@
 
 namespace dbosim::serving {
 
-StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
+namespace {
+/** The scenario at one step shape (its workload keys), and the plan the engine runs for it. */
+Scenario at_key(const Scenario& s, const StepKey& key)
 {
   Scenario v                 = s;
   v.workload.phase           = key.phase;
   v.workload.tokens_per_rank = key.tokens;
   v.workload.batch           = key.batch;
   v.workload.context_len     = key.context_len;
+  return v;
+}
+
+sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
+{
   sim::PlanOptions popt;
   popt.max_tokens_across_dp = key.tokens;
-  const sim::StepPlan plan  = sim::build_step_plan(v, sim::model_cost_source(v), popt);
+  return sim::build_step_plan(v, sim::model_cost_source(v), popt);
+}
+} // namespace
+
+RankWork rank_work_here(const Scenario& s, const StepKey& key)
+{
+  const Scenario v = at_key(s, key);
+  // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
+  // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
+  sim::CostSource costs = sim::model_cost_source(v);
+  costs.layer           = [&v](const models::StepShape& shape, bool moe, int) {
+    models::LayerCosts lc;
+    lc.moe = moe;
+    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
+                                                   models::attention_a0_kernels(v.model, v.parallel, shape)));
+    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A1, "attention",
+                                                   models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
+    return lc;
+  };
+  sim::PlanOptions popt;
+  popt.max_tokens_across_dp = key.tokens;
+  const sim::StepPlan plan  = sim::build_step_plan(v, costs, popt);
+  const bool partition      = plan.gpu.comm_sms > 0;
+  RankWork w;
+  const int moe_layers   = plan.num_layers - plan.first_k_dense;
+  const int dense_layers = plan.first_k_dense;
+  auto attention         = [&](const std::vector<sim::OpSpec>& ops) {
+    double us = 0;
+    for (const sim::OpSpec& o : ops)
+      if (o.kind == models::OpKind::A0 || o.kind == models::OpKind::A1)
+        us += partition ? o.partitioned_duration_us : o.duration_us;
+    return us;
+  };
+  for (const sim::UbatchCosts& u : plan.ubatches)
+    w.attention_us += attention(u.dense) * dense_layers + attention(u.moe) * moe_layers;
+  w.step_work_us = plan.step_work_us;
+  w.draft_us     = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
+  return w;
+}
+
+RankWork EngineOracle::rank_work(const StepKey& key) { return rank_work_here(scenario_, key); }
+
+StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
+{
+  const Scenario v          = at_key(s, key);
+  const sim::StepPlan plan  = plan_at(v, key);
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::TimelineEngine engine(sched, plan);
   const sim::Timeline tl = engine.run(1, simgrid_args);
@@ -40,6 +94,9 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::ve
   t.step_us         = m.step_time_us + t.draft_us;
   t.exposed_comm_us = m.exposed_comm_us;
   t.overlap_us      = m.overlap_us;
+  t.step_work_us    = m.step_work_us;
+  t.expert_spin_us  = plan.expert_spin_us;
+  t.hot_rank_load   = plan.hot_rank_load;
   t.ubatches        = plan.num_ubatches();
   t.cuda_graph      = plan.host.cuda_graph;
   for (int k = 0; k < sim::num_op_kinds; ++k)

@@ -15,6 +15,8 @@ public:
   /** @brief `jobs` 0: the machine's cores, or DBOSIM_ORACLE_JOBS when set (the sweep runner sets 1 per point). */
   explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {});
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
+  /** @brief From the step's plan, in this process (no SimGrid). */
+  RankWork rank_work(const StepKey& key) override;
   /** @brief Shapes simulated so far (child processes started). */
   long simulated() const { return simulated_; }
 
@@ -24,6 +26,9 @@ private:
   std::vector<std::string> simgrid_args_;
   long simulated_ = 0;
 };
+
+/** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */
+RankWork rank_work_here(const Scenario& s, const StepKey& key);
 
 /** @brief One step of `s` at `key`, in this process (starts SimGrid: once per process). */
 StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args = {});

@@ -6,6 +6,22 @@
 
 namespace dbosim::serving {
 
+ItlSplit& ItlSplit::operator+=(const ItlSplit& o)
+{
+  layers_s += o.layers_s;
+  step_work_s += o.step_work_s;
+  attention_spin_s += o.attention_spin_s;
+  expert_spin_s += o.expert_spin_s;
+  draft_s += o.draft_s;
+  return *this;
+}
+
+ItlSplit ItlSplit::operator-(const ItlSplit& o) const
+{
+  return {layers_s - o.layers_s, step_work_s - o.step_work_s, attention_spin_s - o.attention_spin_s,
+          expert_spin_s - o.expert_spin_s, draft_s - o.draft_s};
+}
+
 bool RankScheduler::allocate(LiveRequest* r, int num_new)
 {
   const long need = blocks_for(long(r->computed) + num_new) - r->blocks;

@@ -13,6 +13,21 @@
 
 namespace dbosim::serving {
 
+/** @brief Where a stretch of a rank's time went (seconds), summed step by step: the layers (the slowest rank's
+ *  layers less the attention this rank did not have to do), the work outside them (models/StepWork plus the host's
+ *  gap), the spin in the collectives waiting for the slowest rank's attention and step work, and for the busiest
+ *  EP rank's expert load, and the draft module (MTP). */
+struct ItlSplit {
+  double layers_s         = 0;
+  double step_work_s      = 0;
+  double attention_spin_s = 0;
+  double expert_spin_s    = 0;
+  double draft_s          = 0;
+  double total_s() const { return layers_s + step_work_s + attention_spin_s + expert_spin_s + draft_s; }
+  ItlSplit& operator+=(const ItlSplit& o);
+  ItlSplit operator-(const ItlSplit& o) const;
+};
+
 /** @brief A request inside the engine. num_tokens = prompt + tokens generated so far (vLLM's num_tokens). */
 struct LiveRequest {
   const Request* req   = nullptr;
@@ -26,6 +41,8 @@ struct LiveRequest {
   double last_token_s  = -1;
   double finish_s      = -1;
   std::vector<double> itl_s; ///< gaps between consecutive output tokens
+  ItlSplit itl_split;        ///< the gaps' time by cause, summed over the gaps (ServingSim)
+  ItlSplit split_mark;       ///< its rank's running ItlSplit when its last token came (or it joined the rank)
   int num_tokens() const { return req->input_len + generated; }
   /** @brief Past its first token with every token but the last sampled one in the cache: it decodes next. */
   bool decoding() const { return generated > 0 && num_tokens() - computed == 1; }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 namespace dbosim::serving {
 
@@ -57,6 +59,34 @@ double mean_requests_in_system(const ServingResult& r)
   return last > first ? area / (last - first) : 0;
 }
 
+json itl_split(const ServingResult& r)
+{
+  ItlSplit sum;
+  double gaps_s = 0;
+  long gaps     = 0;
+  for (const LiveRequest& l : r.live) {
+    sum += l.itl_split;
+    gaps_s += std::accumulate(l.itl_s.begin(), l.itl_s.end(), 0.0);
+    gaps += static_cast<long>(l.itl_s.size());
+  }
+  const double per_ms = gaps > 0 ? 1e3 / double(gaps) : 0;
+  // What the steps do not explain: a disaggregated request's KV hand-over and its wait to join a decode rank
+  // (colocated: rounding only, clamped at 0).
+  double other_ms = (gaps_s - sum.total_s()) * per_ms;
+  if (std::abs(other_ms) < 1e-6 * std::max(1.0, gaps_s * per_ms))
+    other_ms = 0;
+  json s;
+  s["mean_itl_ms"]       = gaps_s * per_ms;
+  s["layers_ms"]         = sum.layers_s * per_ms;
+  s["step_work_ms"]      = sum.step_work_s * per_ms;
+  s["straggler_spin_ms"] = (sum.attention_spin_s + sum.expert_spin_s) * per_ms;
+  s["attention_spin_ms"] = sum.attention_spin_s * per_ms;
+  s["expert_spin_ms"]    = sum.expert_spin_s * per_ms;
+  s["draft_ms"]          = sum.draft_s * per_ms;
+  s["other_ms"]          = other_ms;
+  return s;
+}
+
 json serving_metrics(const ServingResult& r, int gpus)
 {
   std::vector<double> ttft, tpot, itl, e2el;
@@ -91,6 +121,7 @@ json serving_metrics(const ServingResult& r, int gpus)
   const double mean_tpot_s = tpot.empty() ? 0 : std::accumulate(tpot.begin(), tpot.end(), 0.0) / double(tpot.size());
   m["output_throughput_per_user"] = mean_tpot_s > 0 ? 1.0 / mean_tpot_s : 0;
   m["mean_requests_in_system"]    = mean_requests_in_system(r);
+  m["itl_split"]                  = itl_split(r);
   m["num_steps"]                  = r.steps.size();
   m["preemptions"]                = r.preemptions;
   m["peak_kv_blocks"]             = r.peak_kv_blocks;
@@ -110,14 +141,16 @@ std::string requests_csv(const ServingResult& r)
 std::string steps_csv(const ServingResult& r)
 {
   std::string out = "step,pool,start_s,step_us,host_gap_us,phase,tokens,batch,context_len,bucket_tokens,bucket_batch,"
-                    "bucket_context_len,total_tokens,running,waiting,kv_blocks_used,preempted,ubatches,cuda_graph\n";
+                    "bucket_context_len,total_tokens,running,waiting,kv_blocks_used,preempted,ubatches,cuda_graph,"
+                    "critical_rank,attention_spin_us,expert_spin_us,hot_rank_load\n";
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const StepRecord& s = r.steps[i];
-    out += fmt::format("{},{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, s.pool, s.start_s,
-                       s.step_us, s.host_gap_us, s.exact.phase == models::Phase::decode ? "decode" : "prefill",
-                       s.exact.tokens, s.exact.batch, s.exact.context_len, s.bucketed.tokens, s.bucketed.batch,
-                       s.bucketed.context_len, s.total_tokens, s.running, s.waiting, s.kv_blocks_used, s.preempted,
-                       s.ubatches, s.cuda_graph ? 1 : 0);
+    out += fmt::format("{},{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.4f}\n",
+                       i, s.pool, s.start_s, s.step_us, s.host_gap_us,
+                       s.exact.phase == models::Phase::decode ? "decode" : "prefill", s.exact.tokens, s.exact.batch,
+                       s.exact.context_len, s.bucketed.tokens, s.bucketed.batch, s.bucketed.context_len, s.total_tokens,
+                       s.running, s.waiting, s.kv_blocks_used, s.preempted, s.ubatches, s.cuda_graph ? 1 : 0,
+                       s.critical_rank, s.attention_spin_us, s.expert_spin_us, s.hot_rank_load);
   }
   return out;
 }
@@ -141,6 +174,19 @@ std::string serving_text(const json& m)
       const std::string key = fmt::format("{}_{}_ms", stat, name);
       line(fmt::format("{} {} (ms):", stat, name).c_str(), fmt::format("{:.2f}", m[key].get<double>()));
     }
+  }
+  if (m.contains("itl_split")) {
+    const json& sp = m["itl_split"];
+    out += fmt::format("{:-^50}\n", " mean itl split ");
+    for (const auto& [label, key] :
+         std::vector<std::pair<const char*, const char*>>{{"layers (ms):", "layers_ms"},
+                                                          {"per-step work + host (ms):", "step_work_ms"},
+                                                          {"straggler spin (ms):", "straggler_spin_ms"},
+                                                          {"  attention / step work (ms):", "attention_spin_ms"},
+                                                          {"  expert load (ms):", "expert_spin_ms"},
+                                                          {"draft (MTP) (ms):", "draft_ms"},
+                                                          {"other (KV hand-over) (ms):", "other_ms"}})
+      line(label, fmt::format("{:.3f}", sp[key].get<double>()));
   }
   out += fmt::format("{:<40}{:>12}\n", "Preemptions:", m["preemptions"].get<long>());
   out += "==================================================\n";

@@ -17,6 +17,10 @@ double percentile(std::vector<double> v, double pct);
 /** @brief The serving block of summary.json (vLLM key names; times in ms, throughputs per second). */
 nlohmann::ordered_json serving_metrics(const ServingResult& r, int gpus);
 
+/** @brief The mean ITL by cause (ms per gap, over every gap of every request): layers, step_work (models/StepWork and
+ *  the host gap), straggler_spin (attention_spin + expert_spin), draft, other; they sum to mean_itl_ms. */
+nlohmann::ordered_json itl_split(const ServingResult& r);
+
 /** @brief Time-averaged requests in the system (sent, not finished) over the run, from the per-request times. */
 double mean_requests_in_system(const ServingResult& r);
 

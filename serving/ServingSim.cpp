@@ -49,6 +49,7 @@ struct Group {
   int rr            = 0;
   bool prefill_only = false;
   std::multimap<std::pair<double, int>, LiveRequest*> inbox; ///< (ready time, id) -> request handed over
+  std::vector<ItlSplit> cum; ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
 };
 
 /** One pass over the whole workload. */
@@ -60,9 +61,11 @@ public:
   {
     groups_.resize(p.disaggregated ? 2 : 1);
     groups_[0].prefill_only = p.disaggregated;
-    for (Group& g : groups_)
+    for (Group& g : groups_) {
       for (int r = 0; r < p.dp; ++r)
         g.ranks.emplace_back(p_.scheduler, p.kv_blocks_per_rank, p.speculative, p.seed);
+      g.cum.assign(static_cast<std::size_t>(p.dp), ItlSplit{});
+    }
   }
   int pass_number = 1; ///< for progress reports (1 = the first pass)
 
@@ -71,6 +74,7 @@ public:
 
 private:
   StepTime step_time(const StepKey& bucketed);
+  const RankWork& rank_work(const StepKey& exact);
   void send_due(double now_s);
   int pick_rank(Group& g);
   void deliver(Group& g);
@@ -105,6 +109,14 @@ StepTime Pass::step_time(const StepKey& bucketed)
   return t;
 }
 
+const RankWork& Pass::rank_work(const StepKey& exact)
+{
+  auto it = cache_.rank_work.find(exact);
+  if (it == cache_.rank_work.end())
+    it = cache_.rank_work.emplace(exact, oracle_.rank_work(exact)).first;
+  return it->second;
+}
+
 int Pass::pick_rank(Group& g)
 {
   if (!p_.scheduler.dp_least_loaded)
@@ -136,7 +148,8 @@ void Pass::deliver(Group& g)
   while (!g.inbox.empty() && g.inbox.begin()->first.first <= g.now_s) {
     LiveRequest* r = g.inbox.begin()->second;
     g.inbox.erase(g.inbox.begin());
-    r->rank = pick_rank(g);
+    r->rank       = pick_rank(g);
+    r->split_mark = g.cum[static_cast<std::size_t>(r->rank)]; // time before it joined this rank: "other"
     g.ranks[static_cast<std::size_t>(r->rank)].add(r);
   }
 }
@@ -175,20 +188,62 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     return false;
   const RankStep& big = steps[static_cast<std::size_t>(max_rank)];
   StepRecord rec;
-  rec.pool        = p_.disaggregated ? (g.prefill_only ? "prefill" : "decode") : "colocated";
-  rec.start_s     = g.now_s;
-  rec.exact.phase = all_decode ? models::Phase::decode : models::Phase::prefill;
+  rec.pool                  = p_.disaggregated ? (g.prefill_only ? "prefill" : "decode") : "colocated";
+  rec.start_s               = g.now_s;
+  const models::Phase phase = all_decode ? models::Phase::decode : models::Phase::prefill;
   // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
-  rec.exact.tokens      = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
-  rec.exact.batch       = static_cast<int>(big.scheduled.size());
-  rec.exact.context_len = static_cast<int>((big.context_sum + static_cast<long>(big.scheduled.size()) / 2) /
-                                           static_cast<long>(big.scheduled.size()));
-  rec.bucketed          = p_.buckets.bucket(rec.exact);
-  const StepTime t      = step_time(rec.bucketed);
-  rec.step_us           = t.step_us;
-  rec.host_gap_us       = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
-  rec.ubatches          = t.ubatches;
-  rec.cuda_graph        = t.cuda_graph;
+  const int padded = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
+  // Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
+  // request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest).
+  auto key_of = [&](const RankStep& st) {
+    const long batch = static_cast<long>(st.scheduled.size());
+    StepKey k;
+    k.phase       = phase;
+    k.tokens      = padded;
+    k.batch       = static_cast<int>(batch);
+    k.context_len = static_cast<int>(std::max((st.context_sum + batch / 2) / batch, (padded + batch - 1) / batch));
+    return k;
+  };
+  // Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest:
+  // the step is that rank's; the others spin in their collectives for the difference.
+  const std::size_t n_ranks = g.ranks.size();
+  std::vector<RankWork> work(n_ranks);
+  std::size_t crit = static_cast<std::size_t>(max_rank);
+  bool work_known  = false;
+  if (p_.per_rank_work) {
+    for (std::size_t r = 0; r < n_ranks; ++r)
+      if (!steps[r].scheduled.empty()) {
+        work[r]    = rank_work(key_of(steps[r]));
+        work_known = work_known || work[r].total_us() > 0;
+      }
+    for (std::size_t r = 0; r < n_ranks; ++r)
+      if (!steps[r].scheduled.empty() && work[r].total_us() > work[crit].total_us())
+        crit = r;
+  }
+  rec.exact          = key_of(steps[crit]);
+  rec.critical_rank  = static_cast<int>(crit);
+  rec.bucketed       = p_.buckets.bucket(rec.exact);
+  const StepTime t   = step_time(rec.bucketed);
+  rec.step_us        = t.step_us;
+  rec.host_gap_us    = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
+  rec.ubatches       = t.ubatches;
+  rec.cuda_graph     = t.cuda_graph;
+  rec.expert_spin_us = t.expert_spin_us;
+  rec.hot_rank_load  = t.hot_rank_load;
+  // Each rank's step by cause. Without per-rank work (an oracle that has none) every rank is the step's shape.
+  for (std::size_t r = 0; r < n_ranks; ++r) {
+    const RankWork own = work_known ? work[r] : RankWork{0, t.step_work_us, t.draft_us};
+    ItlSplit s;
+    s.attention_spin_s = work_known ? std::max(0.0, work[crit].total_us() - own.total_us()) * 1e-6 : 0.0;
+    s.step_work_s      = (own.step_work_us + rec.host_gap_us) * 1e-6;
+    s.draft_s          = own.draft_us * 1e-6;
+    s.expert_spin_s    = t.expert_spin_us * 1e-6;
+    s.layers_s =
+        (rec.step_us + rec.host_gap_us) * 1e-6 - s.step_work_s - s.draft_s - s.attention_spin_s - s.expert_spin_s;
+    g.cum[r] += s;
+    if (!steps[r].scheduled.empty())
+      rec.attention_spin_us = std::max(rec.attention_spin_us, s.attention_spin_s * 1e6);
+  }
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
     rec.running += g.ranks[r].running();
     rec.waiting += g.ranks[r].waiting();
@@ -197,8 +252,21 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     rec.total_tokens += steps[r].tokens;
   }
   g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
-  for (std::size_t r = 0; r < g.ranks.size(); ++r)
-    for (LiveRequest* f : g.ranks[r].complete(steps[r], g.now_s, g.prefill_only)) {
+  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+    std::vector<char> had_token(steps[r].scheduled.size());
+    for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k)
+      had_token[k] = steps[r].scheduled[k]->first_token_s >= 0;
+    const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, g.prefill_only);
+    // A token streamed this step closes a gap: its time by cause is the rank's since the request's last token.
+    for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k) {
+      LiveRequest* q = steps[r].scheduled[k];
+      if (q->last_token_s != g.now_s)
+        continue;
+      if (had_token[k])
+        q->itl_split += g.cum[r] - q->split_mark;
+      q->split_mark = g.cum[r];
+    }
+    for (LiveRequest* f : finished) {
       if (g.prefill_only && f->generated < f->req->output_len) { // hand the KV over to the decode deployment
         const double ready_s = g.now_s + p_.kv_transfer_latency_s +
                                double(f->computed) * p_.kv_transfer_bytes_per_token / p_.kv_transfer_bytes_per_s;
@@ -206,6 +274,7 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
       } else
         finish(f);
     }
+  }
   (void)index;
   res.steps.push_back(rec);
   return true;
@@ -266,11 +335,11 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
                           StepTimeOracle& oracle, StepCache& cache)
 {
   const long blocks_needed_max = [&] {
-    long m = 0;
+    long m            = 0;
     const long drafts = p.speculative.tokens_per_request() - 1; // the last step's drafts hold KV slots too
     for (const Request& r : requests)
-      m = std::max(m, (long(r.input_len) + r.output_len + drafts + p.scheduler.block_size - 1) /
-                          p.scheduler.block_size);
+      m = std::max(m,
+                   (long(r.input_len) + r.output_len + drafts + p.scheduler.block_size - 1) / p.scheduler.block_size);
     return m;
   }();
   for (const Request& r : requests) {

@@ -26,15 +26,19 @@ struct StepRecord {
   double step_us     = 0;           ///< the engine's step time for the bucketed shape
   double host_gap_us = 0;           ///< the host's part of the step (sync and scheduling), 0 when hidden by async
   const char* pool   = "colocated"; ///< colocated, or the prefill / decode deployment when disaggregated
-  StepKey exact;                    ///< the shape as scheduled (largest rank, mean context)
+  StepKey exact; ///< the shape as scheduled: the slowest rank's (padded tokens, its batch, mean context)
   StepKey bucketed;
-  int running         = 0; ///< requests running on all ranks after scheduling
-  int waiting         = 0; ///< requests waiting on all ranks
-  long kv_blocks_used = 0; ///< on the fullest rank
-  int preempted       = 0;
-  int total_tokens    = 0; ///< over all ranks
-  int ubatches        = 1;
-  bool cuda_graph     = false;
+  int critical_rank        = 0; ///< the rank with the most own work (RankWork): the one every collective waits for
+  double attention_spin_us = 0; ///< the largest spin of a rank with requests: the critical rank's work minus its own
+  double expert_spin_us    = 0; ///< a mean-load rank's wait for the busiest EP rank's MoE work (StepTime)
+  double hot_rank_load     = 1; ///< the busiest EP rank's expert load over the mean (StepTime)
+  int running              = 0; ///< requests running on all ranks after scheduling
+  int waiting              = 0; ///< requests waiting on all ranks
+  long kv_blocks_used      = 0; ///< on the fullest rank
+  int preempted            = 0;
+  int total_tokens         = 0; ///< over all ranks
+  int ubatches             = 1;
+  bool cuda_graph          = false;
 };
 
 struct ServingParams {
@@ -48,11 +52,13 @@ struct ServingParams {
   double kv_transfer_bytes_per_s     = 0;     ///< the NIC, per GPU
   double kv_transfer_latency_s       = 0;
   bool graph_decode                  = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
-  models::SpecDecodeSpec speculative;         ///< decoding requests run 1 + k tokens; acceptance drawn per draft
-  std::uint64_t seed                 = 0;     ///< the scenario's seed (acceptance draws)
+  models::SpecDecodeSpec speculative;        ///< decoding requests run 1 + k tokens; acceptance drawn per draft
+  std::uint64_t seed = 0;                    ///< the scenario's seed (acceptance draws)
   Buckets buckets;
   int max_guess_passes = 6;
   std::string file     = "scenario"; ///< the scenario file, for errors
+  bool per_rank_work   = true; ///< price each rank's own work (RankWork) and wait for the slowest; false: the busiest
+                               ///< rank by tokens sets the step (the shape before stragglers were modelled)
   /** Called now and then with (pass, requests finished, requests) while a run goes; empty: silent. */
   std::function<void(int, std::size_t, std::size_t)> on_progress;
 };

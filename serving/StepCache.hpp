@@ -16,6 +16,8 @@ public:
    *  nullptr when empty. Used only to guess the shapes a run will need before they are simulated. */
   const StepTime* nearest(const StepKey& key) const;
   std::size_t size() const { return entries_.size(); }
+  /** @brief Each rank's own work by exact key (StepTimeOracle::rank_work), computed once per key. */
+  std::map<StepKey, RankWork> rank_work;
   const std::map<StepKey, StepTime>& entries() const { return entries_; }
   long lookups = 0;
   long hits    = 0;

@@ -32,10 +32,23 @@ struct StepTime {
   double step_us         = 0;
   double exposed_comm_us = 0;
   double overlap_us      = 0;
-  double draft_us        = 0; ///< speculative decoding: the draft module's passes, included in step_us
-  int ubatches           = 1;                        ///< 2: DBO split the step
-  bool cuda_graph        = false;                    ///< the step replays a full CUDA graph
+  double draft_us        = 0;     ///< speculative decoding: the draft module's passes, included in step_us
+  double step_work_us    = 0;     ///< the work outside the layers (models/StepWork), included in step_us
+  double expert_spin_us  = 0;     ///< a mean rank's wait for the busiest EP rank's MoE work, included in step_us
+  double hot_rank_load   = 1;     ///< the busiest EP rank's expert load over the mean (1: ideal routing)
+  int ubatches           = 1;     ///< 2: DBO split the step
+  bool cuda_graph        = false; ///< the step replays a full CUDA graph
   std::array<double, sim::num_op_kinds> per_op_us{}; ///< per op kind (sim::op_kind_name) totals
+};
+
+/** @brief One DP rank's own work in a step of a shape, the part that differs between ranks (their batches and KV
+ *  lengths): the attention blocks before each dispatch (A0, A1 over every layer and micro-batch), the work outside
+ *  the layers, and the draft module. A step's collectives wait for the rank with the most; the others spin. */
+struct RankWork {
+  double attention_us = 0;
+  double step_work_us = 0;
+  double draft_us     = 0;
+  double total_us() const { return attention_us + step_work_us + draft_us; }
 };
 
 struct Buckets {

@@ -12,6 +12,14 @@ public:
   virtual ~StepTimeOracle() = default;
   /** @brief Times of `keys`, in order. An implementation may simulate them in parallel. */
   virtual std::vector<StepTime> simulate(const std::vector<StepKey>& keys) = 0;
+  /** @brief One rank's own work at `key` (exact, not bucketed), from the cost models alone (no engine run): what
+   *  picks the step's slowest rank and prices the others' spin. Default: none known (no straggler, the busiest
+   *  rank by tokens sets the step). */
+  virtual RankWork rank_work(const StepKey& key)
+  {
+    (void)key;
+    return {};
+  }
 };
 
 } // namespace dbosim::serving

@@ -66,8 +66,13 @@ struct StepPlan {
   std::vector<std::string> notes; ///< decisions taken while building the plan (threshold, forced modes, ...)
   /** The step's work outside the layers (embedding, final norm, LM head over the sampled positions, sampler) on the
    *  whole batch, serial after the last layer of every micro-batch: its kernels' time plus their launch gaps. */
-  double step_work_us = 0;
+  double step_work_us   = 0;
   int step_work_kernels = 0;
+  /** Under a skewed expert load (models::CommSetup::expert_load): the busiest EP rank's MoE layers run its MLP, D
+   *  and C; this is how much longer they take than a mean rank's, over all MoE layers and micro-batches: the time a
+   *  mean rank's DeepEP kernels spin waiting for it (0 under ideal routing). Included in the step, not added. */
+  double expert_spin_us = 0;
+  double hot_rank_load  = 1.0; ///< the busiest rank's load over the mean (largest over the micro-batches)
 
   bool moe_layer(int layer) const { return layer >= first_k_dense; }
   int num_ubatches() const { return static_cast<int>(ubatches.size()); }

@@ -183,8 +183,12 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
       c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false);
-    if (plan.first_k_dense < plan.num_layers)
-      c.moe = to_specs(costs.layer(shape, true, plan.gpu.comm_sms), costs, compute_sms, partition, recv_hooks);
+    if (plan.first_k_dense < plan.num_layers) {
+      const models::LayerCosts lc = costs.layer(shape, true, plan.gpu.comm_sms);
+      c.moe                       = to_specs(lc, costs, compute_sms, partition, recv_hooks);
+      plan.expert_spin_us += lc.straggler_us * (plan.num_layers - plan.first_k_dense);
+      plan.hot_rank_load = std::max(plan.hot_rank_load, lc.hot_rank_load);
+    }
     plan.ubatches.push_back(std::move(c));
   }
   return plan;
