@@ -26,7 +26,7 @@ int main(int argc, char** argv)
   run->add_flag("--help-params", run_opt.help_params, "Print every scenario parameter (unit, default, range, doc)");
   run->add_option("--schedule", run_opt.schedule,
                   "Engine schedule: " + sim::schedule_names() +
-                      " (default: from the scenario's overlap settings; `dbosim schedules` lists them)");
+                      " (default: the scenario's overlap.schedule, else vLLM's rules; `dbosim schedules` lists them)");
   run->add_option("--explain", run_opt.explain,
                   "Print every kernel behind one op's cost (family, shape, time, where vLLM launches it) and its "
                   "terms; STEP: the work outside the layers (embedding, final norm, LM head, sampler)")
