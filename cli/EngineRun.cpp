@@ -130,8 +130,8 @@ json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptio
     variant.overlap.async_combine = mode.async_combine;
     if (!mode.dbo) // overlap.schedule stands for the DBO column (a two-micro-batch one) only
       variant.overlap.schedule.clear();
-    const std::string dir         = out_dir + "/compare/" + mode.label;
-    const pid_t pid               = fork();
+    const std::string dir = out_dir + "/compare/" + mode.label;
+    const pid_t pid       = fork();
     if (pid < 0)
       throw InternalError("--compare: fork failed");
     if (pid == 0) {
