@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -44,7 +45,8 @@ void read_params(YamlMap& root, Sections& sections, Scenario& s)
   }
   for (const auto& [name, map] : sections)
     map.finish();
-  if (root.has("plan")) // a capacity plan (plans/), given to run or sweep
+  const std::vector<std::string> top = root.keys(); // (has() would make plan a valid key in "unknown key" messages)
+  if (std::find(top.begin(), top.end(), "plan") != top.end()) // a capacity plan (plans/), given to run or sweep
     root.fail("plan", "this is a plan file (a scenario with a plan: section); run it with `dbosim plan FILE`",
               "a scenario without plan:");
   root.finish();
