@@ -9,7 +9,7 @@ struct RunOptions {
   std::string scenario;
   std::string out_dir = "out";
   bool help_params    = false;
-  std::string explain; ///< an op name (A0 A1 D MLP S C) or STEP: print how its cost was obtained
+  std::string explain;  ///< an op name (A0 A1 D MLP S C) or STEP: print how its cost was obtained
   std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
   bool compare = false; ///< also run overlap off / async combine / DBO side by side
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (--cfg=..., --log=...) after dbosim's defaults
@@ -21,5 +21,7 @@ int run_command(const RunOptions& opt);
 int models_command();
 /** @brief `dbosim hw`: the hardware profiles. */
 int hw_command();
+/** @brief `dbosim schedules`: the engine schedules (sim::schedule_registry()): name, micro-batches, order. */
+int schedules_command();
 
 } // namespace dbosim::cli

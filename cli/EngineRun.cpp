@@ -67,8 +67,10 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
                       const sim::PlanOptions& popt, bool print, bool write_summary)
 {
   const sim::ClusterRun run = sim::run_cluster(s, popt, 1, opt.simgrid_args);
-  json summary;
-  summary["step_time_us"] = run.metrics.step_time_us;
+  // The summary a single-rank run writes, of the representative rank (its step is the cluster's), plus the per-rank
+  // spread.
+  const sim::RankStep rep = sim::representative_step(run);
+  json summary            = sim::summary_json(*rep.plan, rep.metrics);
   summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
@@ -76,9 +78,8 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}wrote {}/trace.json\n", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
-               speculative_text(summary),
-               out_dir);
+    fmt::print("{}{}{}wrote {}/trace.json\n", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), out_dir);
   return summary;
 }
 
@@ -127,8 +128,10 @@ json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptio
     variant.overlap.enable_dbo    = mode.dbo;
     variant.overlap.ubatch_size   = 0;
     variant.overlap.async_combine = mode.async_combine;
-    const std::string dir         = out_dir + "/compare/" + mode.label;
-    const pid_t pid               = fork();
+    if (!mode.dbo) // overlap.schedule stands for the DBO column (a two-micro-batch one) only
+      variant.overlap.schedule.clear();
+    const std::string dir = out_dir + "/compare/" + mode.label;
+    const pid_t pid       = fork();
     if (pid < 0)
       throw InternalError("--compare: fork failed");
     if (pid == 0) {

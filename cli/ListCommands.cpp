@@ -1,6 +1,7 @@
 #include "cli/Commands.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
+#include "sim/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
 
@@ -23,6 +24,14 @@ int hw_command()
                hw.sm_count, peak(models::DType::bf16), peak(models::DType::fp8), hw.hbm_bytes_per_s / 1e12,
                hw.nvlink_bytes_per_s / 1e9, hw.nvlink_domain_size, hw.gpu);
   }
+  return 0;
+}
+
+int schedules_command()
+{
+  fmt::print("{:<18} {:>13}  {}\n", "schedule", "micro-batches", "order");
+  for (const sim::ScheduleEntry& e : sim::schedule_registry())
+    fmt::print("{:<18} {:>13}  {}\n", e.name, e.num_ubatches, e.doc);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "cli/ValidateCommand.hpp"
 #include "config/InputError.hpp"
 #include "config/OutputDir.hpp"
+#include "sim/ScheduleRegistry.hpp"
 #include "sim/SimConfig.hpp"
 
 #include <CLI/CLI.hpp>
@@ -24,8 +25,8 @@ int main(int argc, char** argv)
   run->add_option("--out", run_opt.out_dir, "Output folder")->capture_default_str();
   run->add_flag("--help-params", run_opt.help_params, "Print every scenario parameter (unit, default, range, doc)");
   run->add_option("--schedule", run_opt.schedule,
-                  "Engine schedule: serial, async_combine, dbo, deepseek_decode, deepseek_prefill (default: from the "
-                  "scenario's overlap settings)");
+                  "Engine schedule: " + sim::schedule_names() +
+                      " (default: the scenario's overlap.schedule, else vLLM's rules; `dbosim schedules` lists them)");
   run->add_option("--explain", run_opt.explain,
                   "Print every kernel behind one op's cost (family, shape, time, where vLLM launches it) and its "
                   "terms; STEP: the work outside the layers (embedding, final norm, LM head, sampler)")
@@ -50,6 +51,7 @@ int main(int argc, char** argv)
       ->check(CLI::Range(0, 4096));
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
+  CLI::App* scheds = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
 
   CLI::App* validate = cli::add_validate_command(app);
 
@@ -84,6 +86,8 @@ int main(int argc, char** argv)
       return cli::models_command();
     if (hw->parsed())
       return cli::hw_command();
+    if (scheds->parsed())
+      return cli::schedules_command();
     if (validate->parsed())
       return cli::validate_command();
   } catch (const InputError& e) {

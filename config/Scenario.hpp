@@ -39,6 +39,9 @@ struct OverlapConfig {
   int dbo_prefill_token_threshold = 512;
   int dbo_comm_sms                = 20;    ///< VLLM_DBO_COMM_SMS
   bool async_combine              = false; ///< all2all_backend lives in ParallelSpec::backend
+  /** overlap.schedule: a sim/ScheduleTable name, run by the steps with its micro-batch count; empty: vLLM's rules
+   *  (dbo for a split step, else async_combine or serial). */
+  std::string schedule{};
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
   /** @brief vLLM's num_ubatches: 2 under enable_dbo, else ubatch_size (1 when DBO is off). */

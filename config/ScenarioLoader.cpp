@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -44,6 +45,10 @@ void read_params(YamlMap& root, Sections& sections, Scenario& s)
   }
   for (const auto& [name, map] : sections)
     map.finish();
+  const std::vector<std::string> top = root.keys(); // (has() would make plan a valid key in "unknown key" messages)
+  if (std::find(top.begin(), top.end(), "plan") != top.end()) // a capacity plan (plans/), given to run or sweep
+    root.fail("plan", "this is a plan file (a scenario with a plan: section); run it with `dbosim plan FILE`",
+              "a scenario without plan:");
   root.finish();
 }
 
@@ -158,23 +163,25 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
 
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
-  auto& w            = s.workload;
-  const bool decode  = w.phase == models::Phase::decode;
+  auto& w           = s.workload;
+  const bool decode = w.phase == models::Phase::decode;
   // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
   const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
   const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
   if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
-    at("workload").fail(leaf_or_section("workload", "tokens_per_rank"),
-                        fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
-                                    w.tokens_per_rank, q - 1),
-                        fmt::format("a multiple of {}", q));
+    at("workload")
+        .fail(leaf_or_section("workload", "tokens_per_rank"),
+              fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
+                          w.tokens_per_rank, q - 1),
+              fmt::format("a multiple of {}", q));
   if (w.batch == 0)
     w.batch = decode ? w.tokens_per_rank / q : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
   if (decode && long(w.batch) * q > w.tokens_per_rank)
-    at("workload").fail("batch",
-                        fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
-                                    long(w.batch) * q, w.tokens_per_rank),
-                        fmt::format("1..{}", w.tokens_per_rank / q));
+    at("workload")
+        .fail("batch",
+              fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
+                          long(w.batch) * q, w.tokens_per_rank),
+              fmt::format("1..{}", w.tokens_per_rank / q));
   if (w.phase == models::Phase::prefill && w.batch > w.tokens_per_rank)
     at("workload")
         .fail("batch",

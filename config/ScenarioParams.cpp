@@ -4,6 +4,7 @@
 #include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/ParamHelpers.hpp"
+#include "sim/ScheduleTable.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -30,6 +31,27 @@ using models::Phase;
 using params::bool_param;
 using params::enum_param;
 using params::int_param;
+
+/*** overlap.schedule: a name of the engine's schedule table ***/
+
+ParamDecl schedule_param()
+{
+  std::vector<std::string> names;
+  for (const sim::ScheduleTraits& t : sim::schedule_traits)
+    names.push_back(t.name);
+  ParamDecl d{"overlap.schedule",
+              "enum",
+              "",
+              "vLLM's rules",
+              fmt::format("{}", fmt::join(names, ", ")),
+              "Engine schedule of the steps with its micro-batch count (a two-micro-batch one: the steps DBO splits; "
+              "the others follow vLLM's rules: dbo when split, else async_combine or serial); `dbosim schedules` "
+              "lists them, run --schedule overrides",
+              [](Scenario& s) { s.overlap.schedule.clear(); },
+              nullptr};
+  d.read = [names](YamlMap& m, const std::string& leaf, Scenario& s) { s.overlap.schedule = m.get_enum(leaf, names); };
+  return d;
+}
 
 /*** model: a zoo name, a path to a HF config.json, or an inline mapping ***/
 
@@ -137,6 +159,7 @@ std::vector<ParamDecl> build_params()
   p.push_back(bool_param(
       "overlap.async_combine", false, "DeepEP finalize_async: shared experts run while the combine is in flight",
       [](Scenario & s) -> auto& { return s.overlap.async_combine; }));
+  p.push_back(schedule_param());
   p.push_back(enum_param<All2AllBackend>(
       "overlap.all2all_backend",
       {{"deepep_high_throughput", All2AllBackend::deepep_high_throughput},

@@ -6,6 +6,7 @@
 #include "sim/ClusterPlan.hpp"
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterSummary.hpp"
+#include "sim/Metrics.hpp"
 #include "sim/StepPlanBuilder.hpp"
 
 #include <vector>
@@ -20,6 +21,21 @@ struct ClusterRun {
   double engine_wall_s = 0;    ///< wall time of the replay alone
   bool simgrid         = true; ///< replayed on SimGrid (false: the exact max-plus replay)
 };
+
+/** @brief One rank's step out of a cluster run, as a single-rank run gives it: its class's plan, the schedule built
+ *  from that plan (its own op durations), its timeline and its metrics. */
+struct RankStep {
+  int rank             = 0;
+  int rank_class       = 0;
+  const StepPlan* plan = nullptr; ///< in the ClusterRun
+  Schedule sched;
+  Metrics metrics;
+};
+
+/** @brief The representative rank's step (ClusterMetrics::representative: its step is the cluster's), its timeline
+ *  checked as a single-rank run's is (require_valid_timeline); every rank class's timeline is checked against the
+ *  shared DAG (timeline_violations). InternalError on a violation. */
+RankStep representative_step(const ClusterRun& run);
 
 /** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
 const models::NetworkFacts& scenario_network_facts(const Scenario& sc);

@@ -20,9 +20,8 @@ ClusterMetrics cluster_metrics(const ClusterPlan& plan, const ClusterTimeline& t
 {
   ClusterMetrics m;
   // Each rank's step: its layers' timeline, then its work outside the layers (embedding, final norm, LM head,
-  // sampler) on its own batch.
-  m.step_time_us = tl.step_time() + (plan.classes.empty() ? 0 : plan.classes.front().step_work_us);
-  m.classes      = plan.num_classes();
+  // sampler) on its own batch. The step is the last rank's end.
+  m.classes = plan.num_classes();
   std::vector<double> step, rows, work;
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     const RankLoad& l = plan.ranks[r];
@@ -33,9 +32,18 @@ ClusterMetrics cluster_metrics(const ClusterPlan& plan, const ClusterTimeline& t
     if (l.own_work_us > plan.ranks[m.straggler].own_work_us)
       m.straggler = static_cast<int>(r);
   }
-  m.rank_step_us = spread_of(step);
-  m.expert_rows  = spread_of(rows);
-  m.own_work_us  = spread_of(work);
+  // The step is the slowest rank's end; its figures are the straggler's when the straggler ends then too.
+  std::size_t slowest = 0;
+  for (std::size_t r = 0; r < step.size(); ++r)
+    if (step[r] > step[slowest])
+      slowest = r;
+  m.step_time_us   = step.empty() ? 0 : step[slowest];
+  m.representative = step.empty() || step[static_cast<std::size_t>(m.straggler)] == m.step_time_us
+                         ? m.straggler
+                         : static_cast<int>(slowest);
+  m.rank_step_us   = spread_of(step);
+  m.expert_rows    = spread_of(rows);
+  m.own_work_us    = spread_of(work);
   return m;
 }
 
@@ -57,7 +65,13 @@ nlohmann::ordered_json cluster_summary_json(const ClusterPlan& plan, const Clust
                           {"mlp_us", s.mlp_us},
                           {"dispatch_us", s.dispatch_us},
                           {"combine_us", s.combine_us}};
-  j["notes"]           = plan.notes;
+  j["representative"]  = {
+       {"rank", m.representative},
+       {"class", plan.ranks.at(m.representative).rank_class},
+       {"chosen_as", m.representative == m.straggler ? "the straggler (its step is the cluster's)"
+                                                     : "the slowest rank (the straggler ends earlier)"},
+       {"figures", "schedule, step_time_us .. per_op and plan are this rank's, as a single-rank run gives them"}};
+  j["notes"] = plan.notes;
   return j;
 }
 
@@ -75,6 +89,8 @@ std::string cluster_summary_text(const ClusterPlan& plan, const ClusterMetrics& 
   row("MLP+D+C own (us)", m.own_work_us);
   out += fmt::format("  straggler: rank {} ({:.0f} expert rows, MLP {:.1f} us, D {:.1f} us, C {:.1f} us per layer)\n",
                      m.straggler, s.expert_rows, s.mlp_us, s.dispatch_us, s.combine_us);
+  out += fmt::format("  figures below: rank {} ({})\n", m.representative,
+                     m.representative == m.straggler ? "the straggler" : "the slowest rank");
   for (const std::string& n : plan.notes)
     out += "  note: " + n + "\n";
   return out;

@@ -25,12 +25,16 @@ struct ClusterMetrics {
   Spread expert_rows;      ///< token copies each rank's experts compute (one MoE layer, all micro-batches)
   Spread own_work_us;      ///< each rank's MLP + dispatch + combine of one MoE layer, alone
   int straggler = 0;       ///< the rank with the most own work (lowest index on a tie)
-  int classes   = 1;       ///< ranks simulated (distinct rank classes)
+  /** The rank whose figures summary.json's step figures are: the straggler when its step is the cluster's (the last
+   *  collective usually makes every rank end together), else the slowest rank (lowest index on a tie). */
+  int representative = 0;
+  int classes        = 1; ///< ranks simulated (distinct rank classes)
 };
 
 ClusterMetrics cluster_metrics(const ClusterPlan& plan, const ClusterTimeline& tl);
 
-/** @brief summary.json's "cluster" object. */
+/** @brief summary.json's "cluster" object: the per-rank spread, the straggler, and which rank the summary's step
+ *  figures (exposed_comm_us, critical_path, per_op, ...) are of ("representative"). */
 nlohmann::ordered_json cluster_summary_json(const ClusterPlan& plan, const ClusterMetrics& m);
 
 /** @brief Printed form of the cluster figures. */

@@ -62,6 +62,16 @@ public:
     bool on_gpu = true;
     OpVertex v  = last;
     double t    = tl_.ops[last].done_us(); // the walk's current time: everything after it is accounted for
+    // The host's return from a synchronize() after the last issued op ends the step when it is later than the last
+    // op (TimelineCheck): the walk starts there, in the sync, then on what the sync waited for.
+    const OpVertex final_issue = sched_.issue_order.back();
+    const OpRecord& fr         = tl_.ops[final_issue];
+    if (fr.sync_end_us > t + 1e-9) {
+      const double released = std::max(fr.issue_us, fr.end_us);
+      add(path, "host_sync", fr.sync_end_us - released);
+      v = final_issue; // it starts after its issue, so released is its end
+      t = released;
+    }
     for (;;) {
       const OpRecord& r = tl_.ops[v];
       if (on_gpu) {

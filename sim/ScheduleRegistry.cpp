@@ -8,16 +8,9 @@ namespace dbosim::sim {
 
 const std::vector<ScheduleEntry>& schedule_registry()
 {
-  static const std::vector<ScheduleEntry> table{
-      {"serial", "A0 A1 D MLP S C on the compute stream, no overlap", &build_serial, 1},
-      {"async_combine", "combine on the comm stream while the shared expert runs; receiver joins by event",
-       &build_async_combine, 1},
-      {"dbo", "vLLM Dual Batch Overlap: two micro-batches, docs/domain.md section 3 order", &build_dbo, 2},
-      {"deepseek_decode", "DeepSeek decode overlap: SHARED+ATTN-0 under DISPATCH, ATTN-1 under COMBINE",
-       &build_deepseek_decode, 2},
-      {"deepseek_prefill", "DeepSeek prefill overlap: ATTN under COMBINE/DISPATCH, MLP under DISPATCH/COMBINE",
-       &build_deepseek_prefill, 2},
-  };
+#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, doc) ScheduleEntry{#name, doc, &build_##name, ubatches},
+  static const std::vector<ScheduleEntry> table{DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_ENTRY)};
+#undef DBOSIM_SCHEDULE_ENTRY
   return table;
 }
 

@@ -1,6 +1,8 @@
-/* dbosim — schedules by name: {name, one-line doc, factory}, like SimGrid's model description tables. */
+/* dbosim — schedules by name: {name, one-line doc, factory, micro-batches}, like SimGrid's model description tables;
+ * the rows are sim/ScheduleTable.hpp's. */
 #pragma once
 #include "sim/Schedule.hpp"
+#include "sim/ScheduleTable.hpp"
 
 #include <string>
 #include <vector>
@@ -25,11 +27,9 @@ std::string schedule_names();
 Schedule build_schedule(const StepPlan& plan);
 
 // The builders (sim/schedules/*.cpp).
-Schedule build_serial(const StepPlan& plan);
-Schedule build_async_combine(const StepPlan& plan);
-Schedule build_dbo(const StepPlan& plan);
-Schedule build_deepseek_decode(const StepPlan& plan);
-Schedule build_deepseek_prefill(const StepPlan& plan);
+#define DBOSIM_SCHEDULE_BUILDER(name, ubatches, doc) Schedule build_##name(const StepPlan& plan);
+DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_BUILDER)
+#undef DBOSIM_SCHEDULE_BUILDER
 
 /** @brief Dense layers [0, first_k_dense) under two micro-batches: micro-batch 0 runs all of them (A0 A1 MLP each),
  *  then micro-batch 1 (a thread yields only at a collective). */

@@ -74,26 +74,44 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
                      fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
 
-  // ---- Schedule.
+  // ---- Schedule: --schedule, else overlap.schedule for the steps with its micro-batch count, else vLLM's rules.
+  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
+  const auto entry       = [](const std::string& name) -> const ScheduleEntry* {
+    for (const ScheduleEntry& e : schedule_registry())
+      if (name == e.name)
+        return &e;
+    return nullptr;
+  };
   plan.schedule = opt.schedule;
+  if (plan.schedule.empty() && !o.schedule.empty()) {
+    const ScheduleEntry* e = entry(o.schedule);
+    if (!e)
+      throw InputError(sc.file, 0, 0, "overlap.schedule", fmt::format("unknown schedule '{}'", o.schedule),
+                       schedule_names());
+    plan.schedule = e->num_ubatches == nub ? o.schedule : rule;
+    if (e->num_ubatches != nub)
+      plan.notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)",
+                                       o.schedule, e->num_ubatches, nub, rule));
+  }
   if (plan.schedule.empty())
-    plan.schedule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
+    plan.schedule = rule;
   if (split && o.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
-  bool known = false;
-  for (const ScheduleEntry& e : schedule_registry())
-    if (plan.schedule == e.name) {
-      known = true;
-      if (e.num_ubatches != nub)
-        throw InputError(
-            sc.file, 0, 0, "--schedule",
-            fmt::format("schedule {} needs {} micro-batch(es); this step has {}", e.name, e.num_ubatches, nub),
-            nub == 2 ? "dbo, deepseek_decode, deepseek_prefill" : "serial, async_combine");
-    }
-  if (!known)
+  const ScheduleEntry* chosen = entry(plan.schedule);
+  if (!chosen)
     throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
                      schedule_names());
+  if (chosen->num_ubatches != nub) {
+    std::string fitting;
+    for (const ScheduleEntry& e : schedule_registry())
+      if (e.num_ubatches == nub)
+        fitting += (fitting.empty() ? "" : ", ") + std::string(e.name);
+    throw InputError(
+        sc.file, 0, 0, "--schedule",
+        fmt::format("schedule {} needs {} micro-batch(es); this step has {}", chosen->name, chosen->num_ubatches, nub),
+        fitting);
+  }
 
   // ---- SM partition: DeepEP high-throughput under DBO holds comm_sms; low-latency holds none (max_sms_used 0).
   const bool ht        = sc.parallel.backend == All2AllBackend::deepep_high_throughput;

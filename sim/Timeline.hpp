@@ -17,8 +17,10 @@ struct OpRecord {
 };
 
 struct Timeline {
-  std::vector<OpRecord> ops;        ///< by schedule vertex, for the last simulated step
-  std::vector<double> step_time_us; ///< every simulated step, from the host's first issue to the last op's end
+  std::vector<OpRecord> ops; ///< by schedule vertex, for the last simulated step
+  /** @brief Every simulated step, from the host's first issue to the last op's end, or to the host's return from a
+   *  synchronize() after that op when later (host_sync_after_comm: the work after the layers is launched then). */
+  std::vector<double> step_time_us;
   double step_time() const { return step_time_us.empty() ? 0 : step_time_us.back(); }
 };
 

@@ -51,8 +51,13 @@ std::vector<std::string> timeline_violations(const Schedule& sched, const Timeli
     host_t = r.sync_end_us >= 0 ? r.sync_end_us : r.issue_us;
     last   = std::max(last, r.done_us());
   }
-  if (std::abs(tl.step_time() - last) > tol_us)
-    out.push_back(fmt::format("step time {} is not the last op's end {}", tl.step_time(), last));
+  // The step ends when both the GPU and the host are done: the last op's end, or the host's return from a
+  // synchronize() after the last op (host_sync_after_comm), which the work after the layers waits for.
+  const double end = std::max(last, host_t);
+  if (std::abs(tl.step_time() - end) > tol_us)
+    out.push_back(host_t > last ? fmt::format("step time {} is not the host's release {} from its last sync",
+                                              tl.step_time(), host_t)
+                                : fmt::format("step time {} is not the last op's end {}", tl.step_time(), last));
   return out;
 }
 

@@ -50,6 +50,17 @@ TEST_CASE("cluster::summary: balanced routing is one rank class, per-rank spread
   CHECK(j["straggler"]["rank"] == drawn.metrics.straggler);
   CHECK(j["expert_rows"]["max"].get<double>() == drawn.metrics.expert_rows.max);
 
+  // The step figures a single-rank run gives, of one rank whose step is the cluster's: the straggler here.
+  const RankStep rep = representative_step(drawn);
+  CHECK(rep.rank == drawn.metrics.straggler);
+  CHECK(j["representative"]["rank"] == rep.rank);
+  CHECK(rep.metrics.step_time_us == drawn.metrics.step_time_us);
+  double path = 0;
+  for (const auto& [k, us] : rep.metrics.critical_path_us)
+    path += us;
+  CHECK(path == Approx(drawn.metrics.step_time_us).margin(1e-3));
+  CHECK(rep.metrics.exposed_comm_us + rep.metrics.overlap_us == Approx(rep.metrics.comm_us).margin(1e-6));
+
   const nlohmann::json trace = cluster_trace(drawn.sched, drawn.plan, drawn.timeline);
   std::set<int> pids;
   int names = 0;

@@ -131,3 +131,21 @@ TEST_CASE("plan: scenario errors in a plan name the plan file and line", "[quick
   e = error_of(replace(kPlan, "hardware: [h200, b200]", "hardware: [h200, z900]"));
   CHECK(e.find("z900") != std::string::npos);
 }
+
+TEST_CASE("plan: overlap.schedule is a plan axis like any scenario key", "[quick][plan]")
+{
+  // Crossed with DBO off: those points' steps have one micro-batch and run by vLLM's rules (a note says so).
+  const std::string axis = "  hardware: [h200, b200]\n";
+  TempDir dir;
+  const PlanSpec spec = load_plan(
+      dir.write("plan.yaml", replace(kPlan, axis, axis + "  overlap.schedule: [dbo, deepseek_decode]\n")), dir.path());
+  const auto points = enumerate_points(spec);
+  REQUIRE(points.size() == 16);
+  CHECK(points[1].value("overlap.schedule") == "deepseek_decode");
+  CHECK(point_yaml(spec, points[1]).find("deepseek_decode") != std::string::npos);
+
+  // A name outside the schedule table, at its sweep axis, with the table's names.
+  const std::string e = error_of(replace(kPlan, axis, axis + "  overlap.schedule: [dbo, sglang_tbo]\n"));
+  CHECK(e.find("sglang_tbo") != std::string::npos);
+  CHECK(e.find("deepseek_prefill") != std::string::npos);
+}

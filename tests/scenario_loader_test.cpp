@@ -64,6 +64,11 @@ TEST_CASE("config::ScenarioLoader: defaults follow vLLM", "[quick]")
   CHECK(s.workload.batch == 128); // decode: one request per token
   CHECK(s.model.num_routed_experts == 256);
   CHECK(s.hw.sm_count == 132);
+  CHECK(s.overlap.schedule.empty()); // vLLM's rules
+  CHECK(load_scenario(dir.write("tbo.yaml", replace(kBase, "  enable_dbo: true",
+                                                    "  enable_dbo: true\n  schedule: "
+                                                    "deepseek_decode")))
+            .overlap.schedule == "deepseek_decode");
 }
 
 TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range", "[quick]")
@@ -72,7 +77,8 @@ TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range",
   {
     auto msg = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  enable_tbo: true"));
     CHECK(msg == ":10:3: overlap.enable_tbo: unknown key (valid: all2all_backend, async_combine, "
-                 "dbo_comm_sms, dbo_decode_token_threshold, dbo_prefill_token_threshold, enable_dbo, ubatch_size)");
+                 "dbo_comm_sms, dbo_decode_token_threshold, dbo_prefill_token_threshold, enable_dbo, schedule, "
+                 "ubatch_size)");
   }
   SECTION("wrong type")
   {
@@ -94,6 +100,12 @@ TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range",
     auto msg = error_of(replace(kBase, "deepep_low_latency", "pplx"));
     CHECK(msg == ":10:20: overlap.all2all_backend: unknown value 'pplx' (valid: deepep_high_throughput, "
                  "deepep_low_latency, deepep_v2, nccl)");
+  }
+  SECTION("unknown schedule names the schedule table")
+  {
+    auto msg = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  schedule: sglang_tbo"));
+    CHECK(msg == ":10:13: overlap.schedule: unknown value 'sglang_tbo' (valid: serial, async_combine, dbo, "
+                 "deepseek_decode, deepseek_prefill)");
   }
   SECTION("missing required key")
   {

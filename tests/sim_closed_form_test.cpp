@@ -158,6 +158,23 @@ TEST_CASE("sim::closed form: the ROCm host sync after dispatch and combine remov
   CHECK(r.m.critical_path_us.count("D") == 1);
 }
 
+TEST_CASE("sim::closed form: each host sync after a collective costs its round trip, the last one too", "[quick]")
+{
+  // Serial, 2 MoE layers, free launches: the host issues D, waits for it, syncs 3 µs, then issues MLP; likewise after
+  // C. The GPU idles for each sync: 280 µs of ops + 4 x 3 µs. The last sync (after the final C) ends the step: the
+  // work after the layers is launched when the host returns.
+  StepPlan plan                  = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  plan.host.host_sync_after_comm = true;
+  plan.host.stream_sync_us       = 3;
+  Run r                          = replay(plan);
+  CHECK(r.m.step_time_us == Approx(280 + 4 * 3).margin(tol_us));
+  CHECK(r.m.critical_path_us.at("host_sync") == Approx(4 * 3).margin(tol_us));
+  double path = 0;
+  for (const auto& [kind, us] : r.m.critical_path_us)
+    path += us;
+  CHECK(path == Approx(r.m.step_time_us).margin(tol_us));
+}
+
 TEST_CASE("sim::closed form: the same DBO step without the host sync beats serial", "[quick]")
 {
   // Every duration halved, free host: the 2-layer DBO makespan halves too (350 / 2 = 175 µs), against 280 µs serial;
@@ -255,8 +272,8 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
 {
   // DBO with 20 of 132 SMs held by comm; every compute op's partitioned duration is 1.5x its full-GPU one, and the
   // partition applies for the whole step (it is set for the DBO region), comm runs at its fabric time.
-  Run r = replay(partitioned_dbo_plan());
-  const OpRecord& a0     = find(r, OpKind::A0, 0, 1);
+  Run r              = replay(partitioned_dbo_plan());
+  const OpRecord& a0 = find(r, OpKind::A0, 0, 1);
   CHECK(a0.end_us - a0.start_us == Approx(15).margin(tol_us));
   const OpRecord& d1 = find(r, OpKind::D, 0, 1);
   CHECK(d1.end_us - d1.start_us == Approx(30).margin(tol_us));

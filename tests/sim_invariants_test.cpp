@@ -74,6 +74,15 @@ TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
   check_invariants(p);
 }
 
+TEST_CASE("sim::invariants: serial with the ROCm host sync (the step ends in the host's last sync)", "[quick]")
+{
+  // The last op issued is the last layer's combine, and the host syncs after it: the step ends at its release.
+  StepPlan p                  = plan_for("serial", 1);
+  p.host.host_sync_after_comm = true;
+  p.host.stream_sync_us       = 5;
+  check_invariants(p);
+}
+
 TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[quick]")
 {
   StepPlan p                     = plan_for("dbo", 2);

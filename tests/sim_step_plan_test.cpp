@@ -224,6 +224,44 @@ TEST_CASE("sim::StepPlanBuilder: DeepEP low-latency under DBO runs D and C as se
   }
 }
 
+TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-batch count", "[quick]")
+{
+  SECTION("a two-micro-batch schedule for the steps DBO splits")
+  {
+    Scenario s          = scenario(64);
+    s.overlap.schedule  = "deepseek_decode";
+    const StepPlan plan = build_step_plan(s, linear_costs(132));
+    CHECK(plan.schedule == "deepseek_decode");
+    CHECK(plan.num_ubatches() == 2);
+    CHECK_FALSE(has_note(plan, "overlap.schedule"));
+  }
+  SECTION("below the threshold the step runs unsplit, by vLLM's rules, and says so")
+  {
+    Scenario s          = scenario(16);
+    s.overlap.schedule  = "deepseek_decode";
+    const StepPlan plan = build_step_plan(s, linear_costs(132));
+    CHECK(plan.schedule == "serial");
+    CHECK(has_note(plan, "overlap.schedule deepseek_decode runs 2 micro-batch(es), this step 1: serial"));
+  }
+  SECTION("a one-micro-batch schedule for the unsplit steps")
+  {
+    Scenario s              = scenario(16);
+    s.overlap.schedule      = "async_combine";
+    s.overlap.async_combine = false;
+    CHECK(build_step_plan(s, linear_costs(132)).schedule == "async_combine");
+    s.workload.tokens_per_rank = s.workload.batch = 64; // split: DBO's rule
+    CHECK(build_step_plan(s, linear_costs(132)).schedule == "dbo");
+  }
+  SECTION("--schedule overrides it")
+  {
+    Scenario s         = scenario(64);
+    s.overlap.schedule = "deepseek_decode";
+    PlanOptions opt;
+    opt.schedule = "deepseek_prefill";
+    CHECK(build_step_plan(s, linear_costs(132), opt).schedule == "deepseek_prefill");
+  }
+}
+
 TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and the valid values", "[quick]")
 {
   Scenario s = scenario(64);
@@ -231,8 +269,10 @@ TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and
   opt.schedule = "tbo";
   CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
                     Catch::Contains("schedule") && Catch::Contains("deepseek_decode"));
-  opt.schedule = "async_combine"; // needs one micro-batch, the step has two
-  CHECK_THROWS_AS(build_step_plan(s, linear_costs(132), opt), InputError);
+  opt.schedule = "async_combine"; // needs one micro-batch, the step has two: the valid ones are the table's two
+  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
+                    Catch::Contains("needs 1 micro-batch(es); this step has 2") &&
+                        Catch::Contains("(valid: dbo, deepseek_decode, deepseek_prefill)"));
   opt.schedule           = "";
   s.overlap.dbo_comm_sms = 132;
   CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("dbo_comm_sms"));

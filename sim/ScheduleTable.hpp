@@ -1,0 +1,30 @@
+/* dbosim — the engine schedules, one row each: X(NAME, MICRO_BATCHES, DOC). A row's builder is sim::build_NAME
+ * (sim/schedules/); sim/ScheduleRegistry binds each row to it. Header-only and free of sim types, so that the scenario
+ * reader (config) checks overlap.schedule against the same rows without linking the engine. Adding a schedule: one
+ * row here and its builder. */
+#pragma once
+
+// clang-format off
+#define DBOSIM_SCHEDULE_TABLE(X)                                                                                      \
+  X(serial, 1, "A0 A1 D MLP S C on the compute stream, no overlap")                                                   \
+  X(async_combine, 1, "combine on the comm stream while the shared expert runs; receiver joins by event")             \
+  X(dbo, 2, "vLLM Dual Batch Overlap: two micro-batches, docs/domain.md section 3 order")                             \
+  X(deepseek_decode, 2, "DeepSeek decode overlap: SHARED+ATTN-0 under DISPATCH, ATTN-1 under COMBINE")                \
+  X(deepseek_prefill, 2, "DeepSeek prefill overlap: ATTN under COMBINE/DISPATCH, MLP under DISPATCH/COMBINE")
+// clang-format on
+
+namespace dbosim::sim {
+
+/** @brief A schedule's traits, without its builder. */
+struct ScheduleTraits {
+  const char* name;
+  int num_ubatches; ///< the micro-batches the schedule needs
+  const char* doc;
+};
+
+#define DBOSIM_SCHEDULE_TRAITS_ROW(name, ubatches, doc) ScheduleTraits{#name, ubatches, doc},
+/** @brief Every schedule's traits, in the table's order. */
+inline constexpr ScheduleTraits schedule_traits[] = {DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_TRAITS_ROW)};
+#undef DBOSIM_SCHEDULE_TRAITS_ROW
+
+} // namespace dbosim::sim
