@@ -57,8 +57,7 @@ nlohmann::json to_json(const Measurement& m)
 
 namespace {
 /** j[key] as a T; a value of another type is an error naming the key. */
-template <class T>
-T field(const nlohmann::json& j, const char* key, const char* expected)
+template <class T> T field(const nlohmann::json& j, const char* key, const char* expected)
 {
   try {
     return j.at(key).get<T>();
@@ -67,8 +66,7 @@ T field(const nlohmann::json& j, const char* key, const char* expected)
   }
 }
 
-template <class T>
-T field_or(const nlohmann::json& j, const char* key, const char* expected, T fallback)
+template <class T> T field_or(const nlohmann::json& j, const char* key, const char* expected, T fallback)
 {
   return j.contains(key) ? field<T>(j, key, expected) : fallback;
 }

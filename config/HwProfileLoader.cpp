@@ -23,8 +23,8 @@ constexpr double kHuge = std::numeric_limits<double>::max();
 template <typename ReadValue>
 auto sourced_entry(YamlMap& parent, const std::string& key, HwProfile& hw, ReadValue read_value)
 {
-  YamlMap entry = parent.get_map(key);
-  auto value    = read_value(entry);
+  YamlMap entry              = parent.get_map(key);
+  auto value                 = read_value(entry);
   hw.sources[entry.prefix()] = entry.get_string("source");
   entry.finish();
   return value;
@@ -34,8 +34,7 @@ auto sourced_entry(YamlMap& parent, const std::string& key, HwProfile& hw, ReadV
 double sourced(YamlMap& parent, const std::string& key, UnitKind kind, double plain_scale, double lo, double hi,
                HwProfile& hw)
 {
-  return sourced_entry(parent, key, hw,
-                       [&](YamlMap& e) { return e.get_quantity("value", kind, plain_scale, lo, hi); });
+  return sourced_entry(parent, key, hw, [&](YamlMap& e) { return e.get_quantity("value", kind, plain_scale, lo, hi); });
 }
 
 double sourced_number(YamlMap& parent, const std::string& key, double lo, double hi, HwProfile& hw)
@@ -82,8 +81,9 @@ void read_provenance(YamlMap& root, HwProfile& hw)
   if (hw.provenance.kind == "measured")
     for (const char* required : {"gpu_name", "sm_count", "driver", "cuda", "git_commit", "raw_results"})
       if (!hw.provenance.details.count(required))
-        p.fail(required, "a measured profile must record its provenance", "gpu_name, sm_count, driver, cuda, "
-                                                                            "git_commit, raw_results");
+        p.fail(required, "a measured profile must record its provenance",
+               "gpu_name, sm_count, driver, cuda, "
+               "git_commit, raw_results");
   if (hw.provenance.kind == "derived") // written by dbosim-calibrate derive from a measured parent
     for (const char* required : {"parent", "parent_date", "method"})
       if (!hw.provenance.details.count(required))
@@ -107,9 +107,10 @@ void check_measured_on_this_gpu(YamlMap& root, const HwProfile& hw)
     root.fail("provenance", fmt::format("profile '{}' was measured on '{}', another GPU", hw.name, gpu_name),
               fmt::format("a gpu_name containing '{}'", upper(hw.name)));
   if (hw.provenance.details.at("sm_count") != std::to_string(hw.sm_count))
-    root.fail("provenance", fmt::format("measured on {} SMs but the profile says {}", hw.provenance.details.at("sm_count"),
-                                        hw.sm_count),
-              std::to_string(hw.sm_count));
+    root.fail(
+        "provenance",
+        fmt::format("measured on {} SMs but the profile says {}", hw.provenance.details.at("sm_count"), hw.sm_count),
+        std::to_string(hw.sm_count));
 }
 
 void read_peaks(YamlMap& root, HwProfile& hw)
@@ -215,8 +216,8 @@ void read_tables(YamlMap& root, HwProfile& hw)
   for (size_t i = 0; i < list.size(); ++i) {
     YamlMap t(list[i], root.file(), fmt::format("tables[{}]", i));
     models::OpTable table;
-    table.family = t.get_string("family");
-    table.dims   = read_dims(t);
+    table.family       = t.get_string("family");
+    table.dims         = read_dims(t);
     table.us_by_tokens = read_curve(t, "tokens", "us", 0.0, 1e9, 1.0);
     if (table.us_by_tokens.x.front() < 1)
       t.fail("tokens", "tokens must be >= 1");
@@ -236,8 +237,8 @@ void read_sm_tables(YamlMap& root, HwProfile& hw)
   for (size_t i = 0; i < list.size(); ++i) {
     YamlMap t(list[i], root.file(), fmt::format("sm_tables[{}]", i));
     models::SmTable table;
-    table.family = t.get_string("family");
-    table.dims   = read_dims(t);
+    table.family          = t.get_string("family");
+    table.dims            = read_dims(t);
     table.sms             = t.get_int("sms", 1, hw.sm_count);
     table.speed_by_tokens = read_curve(t, "tokens", "speed", 1e-3, 2.0, 1.0);
     if (table.speed_by_tokens.x.front() < 1)

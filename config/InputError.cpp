@@ -28,10 +28,8 @@ std::string format_error(const std::string& file, int line, int col, const std::
 } // namespace
 
 InputError::InputError(std::string file, int line, int col, std::string key, std::string message, std::string valid)
-    : std::runtime_error(format_error(file, line, col, key, message, valid))
-    , file_(std::move(file))
-    , line_(line)
-    , key_(std::move(key))
+    : std::runtime_error(format_error(file, line, col, key, message, valid)), file_(std::move(file)), line_(line),
+      key_(std::move(key))
 {
 }
 

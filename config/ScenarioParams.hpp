@@ -17,11 +17,11 @@ struct ParamDecl {
   std::string default_text; ///< "20", "required"
   std::string valid;        ///< "0..1024", "decode, prefill"
   std::string doc;
-  std::function<void(Scenario&)> set_default;                           ///< empty for required keys
+  std::function<void(Scenario&)> set_default; ///< empty for required keys
   std::function<void(YamlMap& section, const std::string& leaf, Scenario&)> read;
   bool required() const { return !set_default; }
-  std::string section() const;                                          ///< "overlap" ("" for top level)
-  std::string leaf() const;                                             ///< "dbo_comm_sms"
+  std::string section() const; ///< "overlap" ("" for top level)
+  std::string leaf() const;    ///< "dbo_comm_sms"
 };
 
 /** @brief The declared scenario parameters, in documentation order. */

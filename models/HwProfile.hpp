@@ -13,7 +13,8 @@ namespace dbosim::models {
 struct Provenance {
   std::string kind; ///< "datasheet", "measured" or "derived" (rescaled from a measured parent: calibrate/ProfileDerive)
   std::string date; ///< ISO date of the measurement or of the datasheet reading
-  std::map<std::string, std::string> details; ///< measured: gpu_name, sm_count, clocks, driver, cuda, cublas, nccl, git_commit, raw_results
+  std::map<std::string, std::string>
+      details; ///< measured: gpu_name, sm_count, clocks, driver, cuda, cublas, nccl, git_commit, raw_results
 };
 
 /** @brief A piecewise-linear curve y(x), x strictly increasing. */
@@ -27,8 +28,8 @@ struct Curve {
 /** @brief How a kernel family's throughput scales with the SMs it is given (green context / SM budget).
  *  speed(sms) = fraction of its full-GPU throughput; duration = full_duration / speed. */
 struct SmScaling {
-  Curve speed;          ///< x = SMs, y = relative speed (1.0 at the full GPU); empty = linear fallback
-  bool retile = true;   ///< true: the kernel is told its SM budget and re-tiles; false: fixed grid (may add a wave)
+  Curve speed;        ///< x = SMs, y = relative speed (1.0 at the full GPU); empty = linear fallback
+  bool retile = true; ///< true: the kernel is told its SM budget and re-tiles; false: fixed grid (may add a wave)
 };
 
 /** @brief A measured duration table for one kernel at fixed dims, interpolated on `tokens`.
@@ -56,13 +57,13 @@ struct HwProfile {
 
   int sm_count = 0;
   std::map<DType, double> peak_flops_per_s; ///< dense tensor-core peak per dtype
-  double hbm_bytes_per_s = 0;
+  double hbm_bytes_per_s    = 0;
   double hbm_capacity_bytes = 0;
-  double nvlink_bytes_per_s = 0;     ///< per GPU, per direction
-  double nvlink_latency_us = 0;
-  int nvlink_domain_size   = 0;      ///< GPUs in one NVLink domain (8 for HGX, 72 for NVL72)
-  double nic_bytes_per_s  = 0;       ///< scale-out NIC per GPU, per direction
-  double nic_latency_us   = 0;
+  double nvlink_bytes_per_s = 0; ///< per GPU, per direction
+  double nvlink_latency_us  = 0;
+  int nvlink_domain_size    = 0; ///< GPUs in one NVLink domain (8 for HGX, 72 for NVL72)
+  double nic_bytes_per_s    = 0; ///< scale-out NIC per GPU, per direction
+  double nic_latency_us     = 0;
 
   double launch_cpu_us          = 0; ///< host CPU time to launch one kernel (eager)
   double graph_replay_kernel_us = 0; ///< per-kernel cost inside a CUDA-graph replay
@@ -73,16 +74,17 @@ struct HwProfile {
   double attention_efficiency = 0; ///< roofline fraction of peak reached by attention kernels
   double memory_efficiency    = 0; ///< fraction of HBM bandwidth reached by streaming kernels
 
-  std::vector<OpTable> tables;                  ///< measured kernel durations (empty for datasheet profiles)
-  std::map<std::string, SmScaling> sm_scaling;  ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
-  std::vector<SmTable> sm_tables;               ///< per-shape speeds at measured SM counts (before sm_scaling)
-  std::map<std::string, double> interference;   ///< slowdown factors: "compute_with_comm", "compute_with_comm_partitioned"
+  std::vector<OpTable> tables;                 ///< measured kernel durations (empty for datasheet profiles)
+  std::map<std::string, SmScaling> sm_scaling; ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
+  std::vector<SmTable> sm_tables;              ///< per-shape speeds at measured SM counts (before sm_scaling)
+  std::map<std::string, double>
+      interference; ///< slowdown factors: "compute_with_comm", "compute_with_comm_partitioned"
   /// Per kernel family, the least GPU time one launch takes (tiny sizes, back to back in a CUDA graph, the graph's
   /// per-kernel gap excluded): "gemm", "grouped_gemm", "rmsnorm", "elementwise", "reduction", "quant", ...
   std::map<std::string, double> kernel_floor_us;
-  Curve comm_kernel_bytes_per_s_by_sms;         ///< SM-resident copy kernel bandwidth vs SMs (CTAs) it holds
+  Curve comm_kernel_bytes_per_s_by_sms; ///< SM-resident copy kernel bandwidth vs SMs (CTAs) it holds
 
-  std::map<std::string, std::string> sources;   ///< per scalar key: where the number comes from
+  std::map<std::string, std::string> sources; ///< per scalar key: where the number comes from
 
   bool measured() const { return provenance.kind == "measured"; }
 };

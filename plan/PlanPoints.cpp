@@ -35,7 +35,7 @@ std::string PlanPoint::label() const
 std::vector<PlanPoint> enumerate_points(const PlanSpec& spec)
 {
   const std::vector<std::vector<std::size_t>> idx = sweep_point_indices(spec.axes);
-  const std::string dir = std::filesystem::path(spec.file).parent_path().string();
+  const std::string dir                           = std::filesystem::path(spec.file).parent_path().string();
   std::vector<PlanPoint> points;
   for (std::size_t i = 0; i < idx.size(); ++i) {
     PlanPoint p;

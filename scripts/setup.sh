@@ -2,7 +2,7 @@
 # Installs the Debian packages dbosim needs, only those missing. Idempotent and non-interactive.
 set -euo pipefail
 PACKAGES=(cmake g++ make pkgconf libsimgrid-dev libboost-graph-dev libfmt-dev libyaml-cpp-dev catch2
-          libcli11-dev nlohmann-json3-dev libbenchmark-dev clang libclang-rt-dev
+          libcli11-dev nlohmann-json3-dev libbenchmark-dev clang libclang-rt-dev clang-format
           gnuplot-nox chromium openmpi-bin libopenmpi-dev) # dbosim plan: report plots, its browser test, MPI sharding
 missing=()
 for p in "${PACKAGES[@]}"; do

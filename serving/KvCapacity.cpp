@@ -95,8 +95,8 @@ KvCapacity kv_capacity(const Scenario& s)
     c.kv_bytes_per_token += kv_bytes_per_token(s.model, s.parallel.tp) / std::max(1, s.model.num_layers);
     c.weight_bytes += mtp_weight_bytes_per_gpu(s.model, s.parallel);
   }
-  c.activation_bytes   = activation_bytes(s);
-  c.budget_bytes       = s.hw.hbm_capacity_bytes * s.scheduler.gpu_memory_utilization;
+  c.activation_bytes = activation_bytes(s);
+  c.budget_bytes     = s.hw.hbm_capacity_bytes * s.scheduler.gpu_memory_utilization;
   if (s.scheduler.num_gpu_blocks_override > 0) {
     c.num_blocks = s.scheduler.num_gpu_blocks_override;
     c.overridden = true;

@@ -17,8 +17,8 @@ struct OpTotals {
 };
 
 struct Metrics {
-  double step_time_us = 0; ///< the layers' timeline plus the step's work outside the layers
-  double step_work_us = 0; ///< the step's work outside the layers (Schedule::step_work_us), serial after them
+  double step_time_us = 0;          ///< the layers' timeline plus the step's work outside the layers
+  double step_work_us = 0;          ///< the step's work outside the layers (Schedule::step_work_us), serial after them
   std::vector<double> per_layer_us; ///< end of the layer's last op minus end of the previous layer's last op
   double comm_us = 0;         ///< time some D/C runs (union of their intervals; with recv hooks: send to landing, and
                               ///< the recv hooks)

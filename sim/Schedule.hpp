@@ -25,8 +25,8 @@ using OpVertex = OpGraph::vertex_descriptor;
 
 struct Schedule {
   std::string name;
-  int num_layers   = 0;
-  int num_ubatches = 1;
+  int num_layers      = 0;
+  int num_ubatches    = 1;
   double step_work_us = 0; ///< StepPlan::step_work_us: serial after the last op, on the compute stream
   OpGraph graph;
   /** @brief Host issue order over all threads. DBO's micro-batch threads hand the CPU to each other (yield), so

@@ -182,8 +182,7 @@ TEST_CASE("calib: refit replays the fit recorded in the shipped h200 profile, by
   const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   CHECK(profile_yaml(fit_profile(in.records), in.options) == shipped);
   // the profile names the command that made it
-  CHECK(shipped.find("fit_command: \"dbosim-calibrate fit --raw tests/data/calib/h200_raw.jsonl") !=
-        std::string::npos);
+  CHECK(shipped.find("fit_command: \"dbosim-calibrate fit --raw tests/data/calib/h200_raw.jsonl") != std::string::npos);
   // a profile that does not record its fit says which key is missing
   CHECK_THROWS_WITH(recorded_fit(kData + "h200_datasheet.yaml"), Catch::Contains("provenance.raw_results"));
 }

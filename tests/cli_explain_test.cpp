@@ -21,8 +21,8 @@ TEST_CASE("cli: --explain prints the terms behind one op's cost", "[quick]")
   std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   yaml.replace(yaml.find("hardware: h200"), 14,
                std::string("hardware: ") + DBOSIM_SOURCE_DIR + "/tests/data/calib/h200_datasheet.yaml");
-  const std::string base = std::string(DBOSIM_BINARY) + " run " + dir.write("default.yaml", yaml) + " --out " +
-                           dir.path() + " --explain ";
+  const std::string base =
+      std::string(DBOSIM_BINARY) + " run " + dir.write("default.yaml", yaml) + " --out " + dir.path() + " --explain ";
   const std::string mlp = run_shell(base + "MLP 2>&1", &rc);
   CHECK(rc == 0);
   CHECK(mlp.find("MoE layer MLP = ") != std::string::npos);

@@ -97,7 +97,8 @@ TEST_CASE("config::ModelLoader: HF key variants", "[quick]")
     CHECK(fp8.weight_dtype == DType::fp8);
     CHECK(fp8.attn_dtype == DType::fp8);
     const std::string kept = R"("quant_method": "fp8", "modules_to_not_convert": ["model.layers.0.self_attn"],)";
-    const ModelSpec m      = dbosim::load_hf_config(write_temp("v3attnbf16.json", v3_with(R"("quant_method": "fp8",)", kept)));
+    const ModelSpec m =
+        dbosim::load_hf_config(write_temp("v3attnbf16.json", v3_with(R"("quant_method": "fp8",)", kept)));
     CHECK(m.weight_dtype == DType::fp8);
     CHECK(m.attn_dtype == DType::bf16);
   }

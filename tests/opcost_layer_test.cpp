@@ -90,7 +90,7 @@ TEST_CASE("models::layer_costs: which ops a layer has", "[quick]")
     CHECK(lc.find(OpKind::A1)->kernels == 9);
     CHECK(lc.find(OpKind::MLP)->kernels == 3); // masked grouped gate_up, SiLU-mul + FP8 quant, grouped down
     CHECK(lc.find(OpKind::S)->kernels == 5);   // quant, gate_up, SiLU-mul, quant, down
-    CHECK(lc.find(OpKind::D)->kernels == 2); // low-latency: send + receive hook
+    CHECK(lc.find(OpKind::D)->kernels == 2);   // low-latency: send + receive hook
     CHECK(lc.find(OpKind::C)->kernels == 2);
   }
   SECTION("same inputs, same outputs")

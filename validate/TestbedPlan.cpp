@@ -40,7 +40,7 @@ static sim::OpSpec compute_spec(const TestbedShape& s, OpKind k, int tokens, con
         "", 0, 0, s.name,
         fmt::format("profile {} has no measured table {}", hw.name, models::table_key(family, w.table_dims)));
   const models::OpCost c = models::sum_kernels(hw, k, "gemm", {w});
-  const double part = compute_sms < hw.sm_count ? models::duration_on_sms_us(hw, c, compute_sms) : c.duration_us;
+  const double part      = compute_sms < hw.sm_count ? models::duration_on_sms_us(hw, c, compute_sms) : c.duration_us;
   return sim::OpSpec{k, c.duration_us, part, 1};
 }
 
