@@ -19,7 +19,8 @@ checked against a BF16 reference before anything is timed.
 JIT compilation is slow (seconds per kernel configuration), so a pool of processes compiles every configuration
 the points need into DG_CACHE_DIR first; the timing process then finds them compiled.
 
-usage: deepgemm_kernels.py RAW.jsonl [--quick] [--jobs N]"""
+usage: deepgemm_kernels.py RAW.jsonl [--quick] [--jobs N]
+       deepgemm_kernels.py - --timing-check   (events vs the profiler's kernel time, dense shapes)"""
 import datetime, json, multiprocessing as mp, os, subprocess, sys, time
 
 sys.path.insert(0, os.environ.get("DG_SRC", "."))
@@ -216,5 +217,36 @@ def main():
     print(f"done at {time.time() - t0:.0f} s", flush=True)
 
 
+def timing_check():
+    """The dense README shapes at M = 1, 16, 64, 128 timed two ways: this script's events (median, launch queued) and
+    the profiler's kernel duration (median of the same repeats, as DeepGEMM's own benchmark reports). Prints a table."""
+    import torch
+    import torch_serving_kernels as tsk
+    tsk.FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    shapes = DENSE[:6]
+    pts = [("dense", n, k, 1, m) for n, k in shapes for m in (1, 16, 64, 128)]
+    configs = {}
+    for p in pts:
+        configs.setdefault((p[1], p[2], config_of(*p)), p)
+    with mp.get_context("spawn").Pool(JOBS) as pool:
+        pool.map(compile_one, list(configs.values()), chunksize=1)
+    print("n k m events_us kernel_us config")
+    for p in pts:
+        run, _, keep = setup(*p)
+        ev = tsk.timed(run)[0]
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for i in range(20):
+                tsk.FLUSH.fill_(i & 0xFF)
+                run()
+            torch.cuda.synchronize()
+        cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        durs = sorted(e.time_range.elapsed_us() for e in cuda if "fp8_gemm" in e.name)
+        if not durs:
+            print("  no fp8_gemm kernel among:", sorted({e.name[:60] for e in cuda}), flush=True)
+        kern = durs[len(durs) // 2] if durs else float("nan")
+        print(p[1], p[2], p[4], f"{ev:.2f}", f"{kern:.2f}", config_of(*p), flush=True)
+        del run, keep
+
+
 if __name__ == "__main__":
-    main()
+    timing_check() if "--timing-check" in sys.argv else main()
