@@ -1,0 +1,177 @@
+#include "plan/LaunchCommand.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dbosim::plan {
+namespace {
+
+/** The Hugging Face id of a zoo model ("https://huggingface.co/ORG/NAME/..." -> "ORG/NAME"), else its name. */
+std::string model_id(const models::ModelSpec& m)
+{
+  const std::string hf = "https://huggingface.co/";
+  if (m.source.rfind(hf, 0) != 0)
+    return m.name;
+  const std::string rest = m.source.substr(hf.size());
+  const auto org_end     = rest.find('/');
+  if (org_end == std::string::npos || org_end == 0)
+    return m.name;
+  const auto name_end  = rest.find('/', org_end + 1);
+  const std::string id = name_end == std::string::npos ? rest : rest.substr(0, name_end);
+  return id.size() > org_end + 1 ? id : m.name;
+}
+
+/** vLLM's --all2all-backend value for a dbosim backend. vLLM's accepted values: the All2AllBackend Literal in
+ *  vllm/config/parallel.py (naive, pplx, deepep_high_throughput, deepep_low_latency, deepep_v2, mori_*, nixl_ep,
+ *  allgather_reducescatter, flashinfer_*). dbosim's nccl is the NCCL collective path, vLLM's
+ *  allgather_reducescatter (its default). */
+std::string vllm_backend(models::All2AllBackend b)
+{
+  switch (b) {
+  case models::All2AllBackend::deepep_high_throughput:
+  case models::All2AllBackend::deepep_low_latency:
+  case models::All2AllBackend::deepep_v2:
+    return models::backend_name(b);
+  case models::All2AllBackend::nccl:
+    return "allgather_reducescatter";
+  }
+  return models::backend_name(b);
+}
+
+bool is_deepep(models::All2AllBackend b) { return vllm_backend(b).rfind("deepep_", 0) == 0; }
+
+/** The schedule vLLM's rules pick (StepPlanBuilder's default): dbo for a split step, else async_combine or serial. */
+bool vllm_runs_schedule(const Scenario& s)
+{
+  const std::string& sch = s.overlap.schedule;
+  if (sch.empty())
+    return true;
+  return s.overlap.dbo_enabled() ? sch == "dbo" : (sch == "serial" || sch == "async_combine");
+}
+
+} // namespace
+
+LaunchCommand launch_command(const Scenario& s)
+{
+  LaunchCommand l;
+  const auto& par  = s.parallel;
+  const auto& ov   = s.overlap;
+  const auto& sch  = s.scheduler;
+  auto note        = [&](const std::string& text) { l.notes.push_back("# " + text); };
+  auto not_a_flag  = [&](const std::string& text) { note("not a vLLM flag: " + text); };
+  const bool dbo   = ov.dbo_enabled();
+  const int local  = std::max(1, std::min(par.dp, s.cluster.gpus_per_node / std::max(1, par.tp)));
+  const int nnodes = (par.dp + local - 1) / local;
+
+  // vllm/engine/arg_utils.py (EngineArgs.add_cli_args): the parallel group.
+  std::string args = fmt::format("vllm serve {} --tensor-parallel-size {} --data-parallel-size {} "
+                                 "--data-parallel-size-local {}",
+                                 model_id(s.model), par.tp, par.dp, local);
+  if (par.ep > 1) {
+    args += " --enable-expert-parallel --all2all-backend " + vllm_backend(par.backend);
+    if (par.backend == models::All2AllBackend::nccl)
+      note("dbosim's nccl all-to-all is vLLM's allgather_reducescatter");
+  }
+  if (s.cluster.routing.redundant_experts > 0)
+    args += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\":{}}}'",
+                        s.cluster.routing.redundant_experts);
+  if (dbo) {
+    args += ov.enable_dbo ? " --enable-dbo" : fmt::format(" --ubatch-size {}", ov.ubatch_size);
+    args += fmt::format(" --dbo-decode-token-threshold {} --dbo-prefill-token-threshold {}",
+                        ov.dbo_decode_token_threshold, ov.dbo_prefill_token_threshold);
+    // vllm/envs.py: VLLM_DBO_COMM_SMS, the SMs the all-to-all kernels hold under DBO.
+    l.env.emplace_back("VLLM_DBO_COMM_SMS", std::to_string(ov.dbo_comm_sms));
+    if (!is_deepep(par.backend) || par.backend == models::All2AllBackend::deepep_v2)
+      note(fmt::format("vLLM's micro-batching asks for deepep_low_latency or deepep_high_throughput "
+                       "(vllm/config/vllm.py); {} may be refused",
+                       vllm_backend(par.backend)));
+  }
+  // The scheduler and cache groups.
+  args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);
+  if (!sch.enable_chunked_prefill)
+    args += " --no-enable-chunked-prefill"; // a bool field: argparse BooleanOptionalAction gives --no-...
+  if (sch.async_scheduling)
+    args += " --async-scheduling";
+  if (sch.gpu_memory_utilization != 0.9)
+    args += fmt::format(" --gpu-memory-utilization {:g}", sch.gpu_memory_utilization);
+  if (sch.block_size != 16)
+    args += fmt::format(" --block-size {}", sch.block_size);
+  if (sch.num_gpu_blocks_override > 0)
+    args += fmt::format(" --num-gpu-blocks-override {}", sch.num_gpu_blocks_override);
+  // CUDA graphs: CompilationConfig.cudagraph_mode (vllm/config/compilation.py, CUDAGraphMode). dbosim's full graphs
+  // replay decode steps and run the rest eagerly; vLLM's FULL_AND_PIECEWISE (its v1 default) replays decode batches
+  // as full graphs and the mixed ones as piecewise graphs. none is --enforce-eager (ModelConfig.enforce_eager).
+  switch (s.execution.cuda_graph) {
+  case CudaGraphMode::full:
+    args += " --compilation-config '{\"cudagraph_mode\":\"FULL_AND_PIECEWISE\"}'";
+    break;
+  case CudaGraphMode::piecewise:
+    args += " --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'";
+    break;
+  case CudaGraphMode::none:
+    args += " --enforce-eager";
+    break;
+  }
+  // vllm/config/speculative.py (SpeculativeConfig: method, num_speculative_tokens).
+  if (s.speculative.enabled()) {
+    args += fmt::format(" --speculative-config '{{\"method\":\"{}\",\"num_speculative_tokens\":{}}}'",
+                        models::spec_method_name(s.speculative.method), s.speculative.num_speculative_tokens);
+    if (!s.speculative.acceptance_rate.empty())
+      not_a_flag("speculative_config.acceptance_rate (measured by vLLM's spec-decode metrics, not set)");
+  }
+
+  if (!vllm_runs_schedule(s))
+    not_a_flag(fmt::format("overlap.schedule {} is a dbosim schedule; vLLM runs {}", ov.schedule,
+                           dbo ? "its own DBO order (--enable-dbo)" : "no overlap schedule"));
+  if (ov.async_combine)
+    not_a_flag(fmt::format("overlap.async_combine is DeepEP v2's finalize_async, used by --all2all-backend deepep_v2{}",
+                           dbo ? " only without DBO (vLLM keeps the combine synchronous under DBO)" : ""));
+  if (s.execution.host_sync_after_comm)
+    not_a_flag("execution.host_sync_after_comm (a host synchronize after each dispatch and combine: a code change in "
+               "the ROCm DeepEP high-throughput path)");
+  if (sch.dp_least_loaded)
+    not_a_flag("scheduler.dp_least_loaded (vLLM's front end assigns requests to DP ranks itself)");
+  if (sch.disaggregated_prefill)
+    not_a_flag("scheduler.disaggregated_prefill: run this command twice, a prefill and a decode deployment, joined "
+               "by a KV connector (--kv-transfer-config)");
+
+  // Multi-node data parallelism (vllm/entrypoints/cli/serve.py and arg_utils.py): every node names the head's
+  // address; the others run headless from their first DP rank.
+  if (nnodes == 1) {
+    l.nodes.push_back(args);
+    return l;
+  }
+  note(fmt::format("{} nodes, {} DP ranks each: HEAD_IP is the head node's address (a placeholder)", nnodes, local));
+  for (int n = 0; n < nnodes; ++n)
+    l.nodes.push_back(n == 0
+                          ? args + " --data-parallel-address HEAD_IP"
+                          : fmt::format("{} --headless --data-parallel-start-rank {} --data-parallel-address HEAD_IP",
+                                        args, n * local));
+  return l;
+}
+
+std::string format_launch(const LaunchCommand& l)
+{
+  std::string s;
+  for (const auto& n : l.notes)
+    s += n + "\n";
+  for (const auto& [name, value] : l.env)
+    s += fmt::format("export {}={}\n", name, value);
+  for (std::size_t n = 0; n < l.nodes.size(); ++n) {
+    if (l.nodes.size() > 1)
+      s += fmt::format("# node {}\n", n);
+    s += l.nodes[n] + "\n";
+  }
+  return s;
+}
+
+nlohmann::json launch_json(const LaunchCommand& l)
+{
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [name, value] : l.env)
+    env[name] = value;
+  return {{"command", l.nodes.empty() ? "" : l.nodes.front()}, {"env", env}, {"nodes", l.nodes}, {"notes", l.notes}};
+}
+
+} // namespace dbosim::plan

@@ -1,0 +1,33 @@
+/* dbosim — the vLLM launch of a scenario: the `vllm serve` command (one per node) and the environment that run what
+ * dbosim simulated, and a note for each thing dbosim models that vLLM has no flag for. Pure: no I/O. Every flag
+ * printed exists in vLLM's argument parser (vllm/engine/arg_utils.py, EngineArgs.add_cli_args, whose parallel,
+ * scheduler, cache and compilation options mirror vllm/config/{parallel,scheduler,cache,compilation}.py) or in its
+ * serve entry point (vllm/entrypoints/cli/serve.py: --headless); the environment in vllm/envs.py. */
+#pragma once
+#include "config/Scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dbosim::plan {
+
+struct LaunchCommand {
+  std::vector<std::pair<std::string, std::string>> env; ///< name, value (exported on every node)
+  std::vector<std::string> nodes;                       ///< the `vllm serve ...` line of each node, head node first
+  std::vector<std::string> notes;                       ///< comment lines, each starting "# "
+};
+
+/** @brief The vLLM launch of `s`. Multi-node: HEAD_IP is a placeholder for the head node's address. */
+LaunchCommand launch_command(const Scenario& s);
+
+/** @brief The launch as shell text: the notes, `export NAME=VALUE` lines, then one command per node (a "# node i"
+ *  line above each when there are several). */
+std::string format_launch(const LaunchCommand& l);
+
+/** @brief summary.json's `launch`: {command (the head node's), env {name: value}, nodes [...], notes [...]}. */
+nlohmann::json launch_json(const LaunchCommand& l);
+
+} // namespace dbosim::plan

@@ -1,0 +1,123 @@
+/* dbosim tests — plan/LaunchCommand: the vLLM launch of a scenario (flags, environment, per-node placeholders, notes
+ * for what vLLM has no flag for), on the shipped scenarios. */
+#include "config/ScenarioLoader.hpp"
+#include "plan/LaunchCommand.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+using dbosim::load_scenario;
+using dbosim::Scenario;
+using dbosim::plan::format_launch;
+using dbosim::plan::launch_command;
+using dbosim::plan::launch_json;
+
+namespace {
+
+Scenario shipped(const std::string& name)
+{
+  return load_scenario(std::string(DBOSIM_SOURCE_DIR) + "/scenarios/" + name + ".yaml");
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("launch: the default scenario's vllm serve flags and environment", "[quick]")
+{
+  const auto l = launch_command(shipped("default"));
+  REQUIRE(l.nodes.size() == 1);
+  const std::string& c = l.nodes[0];
+  CHECK(c.rfind("vllm serve deepseek-ai/DeepSeek-V3 ", 0) == 0);
+  for (const char* flag :
+       {"--tensor-parallel-size 1", "--data-parallel-size 8", "--data-parallel-size-local 8",
+        "--enable-expert-parallel", "--all2all-backend deepep_low_latency", "--enable-dbo",
+        "--dbo-decode-token-threshold 32", "--dbo-prefill-token-threshold 512", "--max-num-seqs 256",
+        "--max-num-batched-tokens 8192", "--compilation-config '{\"cudagraph_mode\":\"FULL_AND_PIECEWISE\"}'"})
+    CHECK(has(c, flag));
+  CHECK_FALSE(has(c, "--speculative-config"));
+  CHECK_FALSE(has(c, "--data-parallel-address"));
+  REQUIRE(l.env.size() == 1);
+  CHECK(l.env[0].first == "VLLM_DBO_COMM_SMS");
+  CHECK(l.env[0].second == "20");
+  const auto j = launch_json(l);
+  CHECK(j["command"] == c);
+  CHECK(j["env"]["VLLM_DBO_COMM_SMS"] == "20");
+  CHECK(has(format_launch(l), "export VLLM_DBO_COMM_SMS=20\nvllm serve "));
+}
+
+TEST_CASE("launch: DBO off drops the DBO flags and VLLM_DBO_COMM_SMS", "[quick]")
+{
+  Scenario s                         = shipped("default");
+  s.overlap.enable_dbo               = false;
+  s.execution.cuda_graph             = dbosim::CudaGraphMode::none;
+  s.scheduler.async_scheduling       = true;
+  s.scheduler.enable_chunked_prefill = false;
+  const auto l                       = launch_command(s);
+  const std::string& c               = l.nodes.at(0);
+  CHECK_FALSE(has(c, "dbo"));
+  CHECK(l.env.empty());
+  CHECK(has(c, "--enable-expert-parallel"));
+  CHECK(has(c, "--enforce-eager"));
+  CHECK(has(c, "--async-scheduling"));
+  CHECK(has(c, "--no-enable-chunked-prefill"));
+  CHECK_FALSE(has(c, "--compilation-config"));
+}
+
+TEST_CASE("launch: a multi-node scenario has one command per node with address and start-rank placeholders", "[quick]")
+{
+  const auto l = launch_command(shipped("dsv3_decode_ep32_dbo"));
+  REQUIRE(l.nodes.size() == 4);
+  CHECK(has(l.nodes[0], "--data-parallel-size 32 --data-parallel-size-local 8"));
+  CHECK(has(l.nodes[0], "--data-parallel-address HEAD_IP"));
+  CHECK_FALSE(has(l.nodes[0], "--headless"));
+  CHECK_FALSE(has(l.nodes[0], "--data-parallel-start-rank"));
+  for (int n = 1; n < 4; ++n) {
+    CHECK(has(l.nodes[n], "--headless"));
+    CHECK(has(l.nodes[n], "--data-parallel-start-rank " + std::to_string(8 * n)));
+    CHECK(has(l.nodes[n], "--data-parallel-address HEAD_IP"));
+  }
+  const std::string text = format_launch(l);
+  CHECK(has(text, "# node 3\n"));
+  CHECK(has(text, "HEAD_IP is the head node's address"));
+}
+
+TEST_CASE("launch: an MTP scenario has the speculative config", "[quick]")
+{
+  const auto l = launch_command(shipped("dsv3_decode_ep8_mtp"));
+  CHECK(has(l.nodes.at(0), "--speculative-config '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'"));
+  CHECK(has(format_launch(l), "# not a vLLM flag: speculative_config.acceptance_rate"));
+}
+
+TEST_CASE("launch: what vLLM has no flag for is a comment, never a flag", "[quick]")
+{
+  Scenario s              = shipped("default");
+  s.overlap.schedule      = "deepseek_decode";
+  s.overlap.async_combine = true;
+  s.parallel.backend      = dbosim::models::All2AllBackend::nccl;
+  const auto l            = launch_command(s);
+  const std::string text  = format_launch(l);
+  CHECK(has(text, "# not a vLLM flag: overlap.schedule deepseek_decode"));
+  CHECK(has(text, "# not a vLLM flag: overlap.async_combine"));
+  CHECK(has(l.nodes.at(0), "--all2all-backend allgather_reducescatter"));
+  CHECK_FALSE(has(l.nodes.at(0), "deepseek_decode"));
+  CHECK_FALSE(has(l.nodes.at(0), "nccl"));
+}
+
+TEST_CASE("launch: every shipped scenario gives a launch", "[quick]")
+{
+  for (const auto& e : std::filesystem::directory_iterator(std::string(DBOSIM_SOURCE_DIR) + "/scenarios")) {
+    if (e.path().extension() != ".yaml")
+      continue;
+    INFO(e.path().filename().string());
+    dbosim::plan::LaunchCommand l;
+    REQUIRE_NOTHROW(l = launch_command(load_scenario(e.path().string())));
+    REQUIRE_FALSE(l.nodes.empty());
+    for (const auto& c : l.nodes)
+      CHECK(c.rfind("vllm serve ", 0) == 0);
+    for (const auto& n : l.notes)
+      CHECK(n.rfind("# ", 0) == 0);
+  }
+}
