@@ -4,6 +4,8 @@
 #include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
 #include "config/InputError.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "plan/LaunchCommand.hpp"
 #include "plan/MpiSession.hpp"
 #include "plan/PlanAnalysis.hpp"
 #include "plan/PlanPlots.hpp"
@@ -105,6 +107,18 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
       fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
 }
 
+/** The recommended point's vLLM launch, from its scenario (written beside the timeline's). */
+std::string launch_text(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir)
+{
+  const std::string path = out_dir + "/launch/scenario.yaml";
+  write_file_atomic(path, point_yaml(spec, rec.point));
+  try {
+    return format_launch(launch_command(load_scenario(path)));
+  } catch (const std::exception& e) {
+    return fmt::format("# the launch of point {} could not be derived: {}\n", rec.point.index, e.what());
+  }
+}
+
 } // namespace
 
 int plan_command(const PlanOptions& opt)
@@ -173,8 +187,9 @@ int plan_command(const PlanOptions& opt)
     plots.timeline =
         timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
   }
-  write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err));
-  write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots));
+  const std::string launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : "";
+  write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err, launch));
+  write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots, launch));
 
   std::size_t ok = 0, slo_ok = 0;
   for (const auto& a : an.points) {

@@ -6,6 +6,7 @@
 #include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
+#include "plan/LaunchCommand.hpp"
 #include "sim/OutputGuards.hpp"
 
 #include <fmt/format.h>
@@ -45,8 +46,11 @@ int run_command(const RunOptions& opt)
   const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();
+  const plan::LaunchCommand launch = plan::launch_command(s);
+  summary["launch"]                = plan::launch_json(launch);
   sim::require_valid_summary(summary);
   write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");
+  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(launch));
   fmt::print("wrote {}/summary.json\n", opt.out_dir);
   return 0;
 }

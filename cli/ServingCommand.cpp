@@ -1,6 +1,7 @@
 #include "cli/ServingCommand.hpp"
 
 #include "config/AtomicFile.hpp"
+#include "plan/LaunchCommand.hpp"
 #include "serving/BucketError.hpp"
 #include "serving/EngineOracle.hpp"
 #include "serving/KvCapacity.hpp"
@@ -91,10 +92,12 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
                          {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
 
   json summary;
-  summary["scenario"] = s.name;
-  summary["model"]    = s.model.name;
-  summary["seed"]     = s.seed;
-  summary["serving"]  = block;
+  summary["scenario"]              = s.name;
+  summary["model"]                 = s.model.name;
+  summary["seed"]                  = s.seed;
+  summary["serving"]               = block;
+  const plan::LaunchCommand launch = plan::launch_command(s);
+  summary["launch"]                = plan::launch_json(launch);
   sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/requests.csv", requests_csv(res));
   if (s.serving.step_trace)
@@ -120,6 +123,7 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
                  : "");
   fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", kv.num_blocks, kv.block_size,
              res.peak_kv_blocks);
+  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(launch));
   fmt::print("wrote {}/summary.json, requests.csv{}\n", out_dir, s.serving.step_trace ? ", steps.csv" : "");
   std::fflush(stdout);
   fmt::print(stderr, "serving run: {:.2f} s wall\n", wall_s); // wall time: stderr, so stdout stays reproducible

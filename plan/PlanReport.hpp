@@ -27,10 +27,12 @@ struct ReportPlots {
 /** @brief Every point: axis values, hardware, status, headline serving figures and the analysis columns. */
 std::string points_csv(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an);
 
+/** `launch`: the recommended point's vLLM launch (plan/LaunchCommand's format_launch), shown under the
+ *  recommendation; empty: none (no recommendation, or it could not be derived). */
 std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                            const ModelError& err);
+                            const ModelError& err, const std::string& launch = {});
 
 std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                        const ModelError& err, const ReportPlots& plots);
+                        const ModelError& err, const ReportPlots& plots, const std::string& launch = {});
 
 } // namespace dbosim::plan
