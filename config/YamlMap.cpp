@@ -55,10 +55,10 @@ YAML::Node load_yaml_file(const std::string& path)
         return line.rfind(m, 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
       };
       if (marker("---")) {
+        const std::size_t after = line.find_first_not_of(" \t\r", 3); // `--- value` opens a document with content
         if (content)
           second = true;
-        else if (line.find_first_not_of(" \t\r", 3) != std::string::npos &&
-                 line[line.find_first_not_of(" \t\r", 3)] != '#')
+        else if (after != std::string::npos && line[after] != '#')
           content = true;
       } else if (!blank && !marker("...")) {
         if (second)
