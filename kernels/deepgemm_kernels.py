@@ -21,7 +21,7 @@ the points need into DG_CACHE_DIR first; the timing process then finds them comp
 
 usage: deepgemm_kernels.py RAW.jsonl [--quick] [--jobs N]
        deepgemm_kernels.py - --timing-check   (events vs the profiler's kernel time, dense shapes)"""
-import datetime, json, multiprocessing as mp, os, subprocess, sys, time
+import multiprocessing as mp, os, sys, time
 
 sys.path.insert(0, os.environ.get("DG_SRC", "."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -177,18 +177,8 @@ def main():
     for ck, err in failed.items():
         print(f"  {ck}: {err}", flush=True)
     tsk.FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    env = {"gpu_name": torch.cuda.get_device_properties(0).name,
-           "sm_count": str(torch.cuda.get_device_properties(0).multi_processor_count), "torch": torch.__version__,
-           "cuda": str(torch.version.cuda),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "git_commit": os.environ.get("DBO_GIT_COMMIT", "unknown"), "resumed_from": "0",
-           "timing": "CUDA events around each repeat after 2 warm-up launches; L2 flushed (fill of 256 MiB) and "
-                     "the GPU held ~250 us (torch.cuda._sleep) before each repeat so that the launch is queued "
-                     "before the start event; median",
-           "script": "kernels/deepgemm_kernels.py", "deepgemm_commit": DG_COMMIT}
-    n_env = len([r for r in raw.records if r.get("family") == "env"]) + 1
-    raw.write({"key": f"env/run={n_env}", "family": "env", "params": {"run": float(n_env)}, "status": "ok",
-               "info": env})
+    n_env = tsk.env_record(raw, script="kernels/deepgemm_kernels.py", timing=tsk.TIMING,
+                           extra={"deepgemm_commit": DG_COMMIT})
     names = {"dense": "DeepGEMM gemm_fp8_fp8_bf16_nt", "masked": "DeepGEMM m_grouped_gemm_fp8_fp8_bf16_nt_masked",
              "contig": "DeepGEMM m_grouped_gemm_fp8_fp8_bf16_nt_contiguous"}
     for (p, fam, params), ck in zip(todo, cfg_of_point):

@@ -424,7 +424,13 @@ def floors(raw):
                    "info": {"impl": "host perf_counter over 100 replays of a 10-kernel CUDA graph (a piece's launch)"}})
 
 
-def env_record(raw):
+TIMING = ("CUDA events around each repeat after 2 warm-up launches; L2 flushed (fill of 256 MiB) and the GPU held "
+          "~250 us (launch queued before the start event) before each repeat; median")
+
+
+def env_record(raw, script="kernels/torch_serving_kernels.py",
+               timing=TIMING + " (kernel floors: warm, 100 launches in one CUDA graph)", extra=None):
+    """Appends this run's environment record; returns its run number."""
     runs = [r for r in raw.records if r.get("family") == "env"]
     n = len(runs) + 1
     p = torch.cuda.get_device_properties(0)
@@ -434,11 +440,10 @@ def env_record(raw):
         commit = os.environ.get("DBO_GIT_COMMIT", "unknown")
     info = {"gpu_name": p.name, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
             "cuda": str(torch.version.cuda), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"), "git_commit": commit, "resumed_from": "0",
-            "timing": "CUDA events around each repeat after 2 warm-up launches; L2 flushed (fill of 256 MiB) and the "
-                      "GPU held ~250 us (launch queued before the start event) before each repeat; median (kernel floors: warm, 100 launches in one CUDA graph)",
-            "script": "kernels/torch_serving_kernels.py"}
+                "%Y-%m-%dT%H:%M:%SZ"), "git_commit": commit, "resumed_from": "0", "timing": timing, "script": script}
+    info.update(extra or {})
     raw.write({"key": f"env/run={n}", "family": "env", "params": {"run": float(n)}, "status": "ok", "info": info})
+    return n
 
 
 def main():
