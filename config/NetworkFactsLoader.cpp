@@ -72,6 +72,7 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   f.nic_message_overhead_bytes    = sourced_quantity(root, "nic_message_overhead", UnitKind::bytes, 1, 0, 1e7, f);
   f.switch_latency_us             = 1e6 * sourced_quantity(root, "switch_latency", UnitKind::time, 1e-6, 0, 1e-3, f);
   f.leaf_switch_down_ports        = sourced_int(root, "leaf_switch_down_ports", 1, 4096, f);
+  f.deepep_call_fixed_us          = 1e6 * sourced_quantity(root, "deepep_call_fixed", UnitKind::time, 1e-6, 0, 1e-3, f);
   f.ht_chunks                     = ht_chunks(root, f);
   f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
   root.finish();

@@ -142,7 +142,7 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     const double tokens = home_tokens_x_k / ctx.model->top_k;
     const double pass   = tr ? rall + tokens * combine_bytes_per_copy(*ctx.model) : 2 * rall;
     c.recv_us           = hbm_us(pass, *ctx.hw);
-    c.duration_us       = lat + c.recv_us + std::max(t_nvl, t_rdma);
+    c.duration_us       = n.deepep_call_fixed_us + lat + c.recv_us + std::max(t_nvl, t_rdma);
     c.reported_bytes    = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
     c.bottleneck        = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }
@@ -204,7 +204,8 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
     c.rdma_bytes        = std::max(rdma_send, rdma_recv);
     const double t_nvl  = c.nvlink_bytes / nvl_bw * 1e6;
     const double t_rdma = rdma_us(c.rdma_bytes, spine, nic_bw, ctx);
-    c.duration_us       = lat + std::max(t_nvl, t_rdma); // the NVLink forwarding is pipelined behind the RDMA chunks
+    // The NVLink forwarding is pipelined behind the RDMA chunks.
+    c.duration_us = n.deepep_call_fixed_us + lat + std::max(t_nvl, t_rdma);
     // DeepEP's tests divide by: intranode, the bytes received over NVLink (own copies included); internode, the
     // "RDMA send" bytes, counted as one copy per (token, node) over every node the token goes to, its own included
     // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.

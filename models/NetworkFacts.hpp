@@ -17,7 +17,11 @@ struct NetworkFacts {
   double nvlink_message_overhead_bytes = 0;
   double nic_message_overhead_bytes    = 0;
   double switch_latency_us             = 0; ///< one fat-tree switch traversal
-  int leaf_switch_down_ports           = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
+  /** DeepEP's kernels (low-latency, normal, v2): what one dispatch or combine costs whatever its payload — the
+   *  launch, the grid-wide sync between the send and receive phases, the per-expert count exchange with every rank
+   *  and the clean of the next buffer — added to the data's time on the links. */
+  double deepep_call_fixed_us = 0;
+  int leaf_switch_down_ports  = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
   /** DeepEP high-throughput: tokens per chunk (one message and one tail-flag update) by EP size, as DeepEP's
    *  recommended configs set them; rows ascending in `ep`. */
   struct HtChunks {

@@ -34,5 +34,8 @@ DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_BUILDER)
 /** @brief Dense layers [0, first_k_dense) under two micro-batches: micro-batch 0 runs all of them (A0 A1 MLP each),
  *  then micro-batch 1 (a thread yields only at a collective). */
 void issue_dense_layers_split(ScheduleBuilder& b);
+/** @brief The MoE layers in DeepSeek's decode overlap order (sim/schedules/DeepSeek.cpp), which SGLang's decode
+ *  two-batch overlap also runs. */
+void issue_deepseek_decode_layers(ScheduleBuilder& b);
 
 } // namespace dbosim::sim

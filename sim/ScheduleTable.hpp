@@ -10,7 +10,8 @@
   X(async_combine, 1, "combine on the comm stream while the shared expert runs; receiver joins by event")             \
   X(dbo, 2, "vLLM Dual Batch Overlap: two micro-batches, docs/domain.md section 3 order")                             \
   X(deepseek_decode, 2, "DeepSeek decode overlap: SHARED+ATTN-0 under DISPATCH, ATTN-1 under COMBINE")                \
-  X(deepseek_prefill, 2, "DeepSeek prefill overlap: ATTN under COMBINE/DISPATCH, MLP under DISPATCH/COMBINE")
+  X(deepseek_prefill, 2, "DeepSeek prefill overlap: ATTN under COMBINE/DISPATCH, MLP under DISPATCH/COMBINE")          \
+  X(sglang_tbo, 2, "SGLang two-batch overlap: decode in DeepSeek's decode order, prefill stage by stage")
 // clang-format on
 
 namespace dbosim::sim {

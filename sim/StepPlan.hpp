@@ -60,6 +60,7 @@ struct StepPlan {
   std::string schedule = "serial"; ///< a name in schedule_registry()
   int num_layers       = 0;
   int first_k_dense    = 0;          ///< leading dense layers (no D/C)
+  bool prefill         = false;      ///< a prefill step (schedules that order the phases differently read it)
   std::vector<UbatchCosts> ubatches; ///< one per micro-batch (1 = unsplit)
   HostParams host;
   GpuParams gpu;

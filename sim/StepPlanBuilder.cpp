@@ -64,6 +64,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   // ---- DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils).
   const int padded    = std::max(w.tokens_per_rank, opt.max_tokens_across_dp);
   const bool decode   = w.phase == Phase::decode;
+  plan.prefill        = !decode;
   const int threshold = decode ? o.dbo_decode_token_threshold : o.dbo_prefill_token_threshold;
   const bool split    = o.dbo_enabled() && padded >= threshold;
   if (o.dbo_enabled() && !split)

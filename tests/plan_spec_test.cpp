@@ -145,7 +145,7 @@ TEST_CASE("plan: overlap.schedule is a plan axis like any scenario key", "[quick
   CHECK(point_yaml(spec, points[1]).find("deepseek_decode") != std::string::npos);
 
   // A name outside the schedule table, at its sweep axis, with the table's names.
-  const std::string e = error_of(replace(kPlan, axis, axis + "  overlap.schedule: [dbo, sglang_tbo]\n"));
-  CHECK(e.find("sglang_tbo") != std::string::npos);
+  const std::string e = error_of(replace(kPlan, axis, axis + "  overlap.schedule: [dbo, trtllm_tbo]\n"));
+  CHECK(e.find("trtllm_tbo") != std::string::npos);
   CHECK(e.find("deepseek_prefill") != std::string::npos);
 }

@@ -103,9 +103,9 @@ TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range",
   }
   SECTION("unknown schedule names the schedule table")
   {
-    auto msg = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  schedule: sglang_tbo"));
-    CHECK(msg == ":10:13: overlap.schedule: unknown value 'sglang_tbo' (valid: serial, async_combine, dbo, "
-                 "deepseek_decode, deepseek_prefill)");
+    auto msg = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  schedule: trtllm_tbo"));
+    CHECK(msg == ":10:13: overlap.schedule: unknown value 'trtllm_tbo' (valid: serial, async_combine, dbo, "
+                 "deepseek_decode, deepseek_prefill, sglang_tbo)");
   }
   SECTION("missing required key")
   {

@@ -97,3 +97,12 @@ TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[
 TEST_CASE("sim::invariants: deepseek_decode", "[quick]") { check_invariants(plan_for("deepseek_decode", 2)); }
 
 TEST_CASE("sim::invariants: deepseek_prefill", "[quick]") { check_invariants(plan_for("deepseek_prefill", 2)); }
+
+TEST_CASE("sim::invariants: sglang_tbo decode", "[quick]") { check_invariants(plan_for("sglang_tbo", 2)); }
+
+TEST_CASE("sim::invariants: sglang_tbo prefill", "[quick]")
+{
+  StepPlan p = plan_for("sglang_tbo", 2);
+  p.prefill  = true;
+  check_invariants(p);
+}

@@ -272,7 +272,7 @@ TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and
   opt.schedule = "async_combine"; // needs one micro-batch, the step has two: the valid ones are the table's two
   CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
                     Catch::Contains("needs 1 micro-batch(es); this step has 2") &&
-                        Catch::Contains("(valid: dbo, deepseek_decode, deepseek_prefill)"));
+                        Catch::Contains("(valid: dbo, deepseek_decode, deepseek_prefill, sglang_tbo)"));
   opt.schedule           = "";
   s.overlap.dbo_comm_sms = 132;
   CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("dbo_comm_sms"));

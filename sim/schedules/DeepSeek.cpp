@@ -6,13 +6,12 @@ namespace dbosim::sim {
 /* Decode (low-latency kernels, no SMs held): per layer L,
  *   [S_0 + A0_1] || D_0;  MLP_0;  A1_1 || C_0;  then roles swap:  [S_1 + A0_0(L+1)] || D_1;  MLP_1;  A1_0(L+1) || C_1.
  * Micro-batch 0 runs half a layer ahead; the first MoE layer's A0_0 A1_0 form the prologue. */
-Schedule build_deepseek_decode(const StepPlan& plan)
+void issue_deepseek_decode_layers(ScheduleBuilder& b)
 {
-  ScheduleBuilder b(plan, "deepseek_decode");
-  const StreamId comp = StreamId::compute;
-  const StreamId comm = StreamId::comm;
-  issue_dense_layers_split(b);
-  const int first = plan.first_k_dense;
+  const StepPlan& plan = b.plan();
+  const StreamId comp  = StreamId::compute;
+  const StreamId comm  = StreamId::comm;
+  const int first      = plan.first_k_dense;
   if (first < plan.num_layers) {
     b.issue(OpKind::A0, first, 0, comp);
     b.issue(OpKind::A1, first, 0, comp);
@@ -34,6 +33,13 @@ Schedule build_deepseek_decode(const StepPlan& plan)
     if (more)
       b.issue(OpKind::A1, layer + 1, 0, comp);
   }
+}
+
+Schedule build_deepseek_decode(const StepPlan& plan)
+{
+  ScheduleBuilder b(plan, "deepseek_decode");
+  issue_dense_layers_split(b);
+  issue_deepseek_decode_layers(b);
   return b.finish();
 }
 
