@@ -7,17 +7,16 @@
  * Prints the plan time (routing + per-rank costs), the engine's wall and CPU time per step, the ranks simulated and
  * the ratio to the single-rank step. */
 #include "config/ScenarioLoader.hpp"
+#include "sim/ChildProcess.hpp"
 #include "sim/ClusterRun.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/TimelineEngine.hpp"
 
 #include <fmt/format.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -34,31 +33,21 @@ struct Timing {
 /** The single-rank engine on the cluster's first rank class, in a forked child. */
 Timing single_rank(const StepPlan& plan, int steps)
 {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  const ChildResult child = run_in_child([&] {
     Timing t;
     Schedule s = build_schedule(plan);
-    TimelineEngine e(s, plan);
+    TimelineEngine e(s, plan); // `steps` back-to-back steps: the engine's own speed, beyond sim::run_step's one
     const auto t0         = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     e.run(steps);
     t.wall_ms_per_step =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
     t.cpu_ms_per_step = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
-    const bool ok     = write(fds[1], &t, sizeof t) == static_cast<ssize_t>(sizeof t);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
+    return std::string(reinterpret_cast<const char*>(&t), sizeof t);
+  });
   Timing t;
-  if (read(fds[0], &t, sizeof t) != static_cast<ssize_t>(sizeof t))
-    t = {};
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (child.ok() && child.payload.size() == sizeof t)
+    std::memcpy(&t, child.payload.data(), sizeof t);
   return t;
 }
 

@@ -5,16 +5,13 @@
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
+#include "sim/ChildProcess.hpp"
 #include "sim/ClusterRun.hpp"
 #include "sim/SpecDecodeStep.hpp"
 
 #include <fmt/format.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
 namespace dbosim::calib {
@@ -23,57 +20,21 @@ namespace {
 /** Every rank simulated when the routing is drawn (ranks differ), as `dbosim run` does (cli/EngineRun). */
 bool every_rank(const Scenario& s) { return s.cluster.routing.dist != models::RoutingDist::balanced; }
 
-/** What the cluster child writes to its pipe (plain bytes). */
-struct ClusterResult {
-  int status        = 1; ///< 0 ok, 2 input error, 1 anything else
-  double step_us    = 0;
-  char message[512] = {};
-};
-
 /** One cluster step of `s` (plus the draft's passes) in a forked child: ClusterRun starts SimGrid, once per process.
  *  The serving oracle's children run the single-rank engine only, so the every-rank path has its own child here. */
 double cluster_step_us(const Scenario& s)
 {
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw InternalError("diff: pipe failed");
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw InternalError("diff: fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    ClusterResult r;
-    try {
-      r.step_us = sim::run_cluster(s).metrics.step_time_us + sim::scenario_draft_cost(s, sim::workload_shape(s)).us;
-      r.status  = 0;
-    } catch (const InputError& e) {
-      r.status = 2;
-      std::snprintf(r.message, sizeof r.message, "%s", e.what());
-    } catch (const std::exception& e) {
-      std::snprintf(r.message, sizeof r.message, "%s", e.what());
-    }
-    const bool ok = write(fds[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  ClusterResult r;
-  std::size_t got = 0;
-  for (ssize_t n = 1; got < sizeof r && n > 0;) {
-    n = read(fds[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
-    got += n > 0 ? static_cast<std::size_t>(n) : 0;
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != sizeof r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw InternalError(fmt::format("diff: the child simulating {} died (status {})", s.file, status));
-  if (r.status == 2)
+  const sim::ChildResult r = sim::run_in_child([&] {
+    const double us = sim::run_cluster(s).metrics.step_time_us + sim::scenario_draft_cost(s, sim::workload_shape(s)).us;
+    return fmt::format("{}", us); // the shortest text that reads back as the same double
+  });
+  if (r.outcome == sim::ChildOutcome::input_error)
     throw InputError(s.file, r.message);
-  if (r.status != 0)
+  if (r.outcome == sim::ChildOutcome::killed)
+    throw InternalError(fmt::format("diff: the child simulating {} died ({})", s.file, r.message));
+  if (!r.ok())
     throw InternalError(r.message);
-  return r.step_us;
+  return std::stod(r.payload);
 }
 
 /** The step of `s` with its hardware replaced by `hw`, and its network facts with hw's when the scenario takes them

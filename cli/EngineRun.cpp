@@ -3,24 +3,19 @@
 #include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
 #include "config/InputError.hpp"
+#include "sim/ChildProcess.hpp"
 #include "sim/ClusterRun.hpp"
-#include "sim/Metrics.hpp"
 #include "sim/OutputGuards.hpp"
+#include "sim/RunStep.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SpecDecodeStep.hpp"
 #include "sim/StepPlanBuilder.hpp"
 #include "sim/Summary.hpp"
-#include "sim/TimelineEngine.hpp"
 #include "sim/TraceWriter.hpp"
 #include "validate/ErrorBand.hpp"
 
 #include <fmt/format.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
 #include <vector>
 
 namespace dbosim::cli {
@@ -93,11 +88,10 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
     return simulate_cluster(s, out_dir, opt, popt, print, write_summary);
   const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
-  sim::TimelineEngine engine(sched, plan);
-  const sim::Timeline tl = engine.run(1, opt.simgrid_args);
-  sim::require_valid_timeline(sched, tl);
-  const sim::Metrics m = sim::compute_metrics(sched, tl);
-  json summary         = sim::summary_json(plan, m);
+  const sim::StepRun run    = sim::run_step(plan, sched, {opt.simgrid_args});
+  const sim::Timeline& tl   = run.timeline;
+  const sim::Metrics& m     = run.metrics;
+  json summary              = sim::summary_json(plan, m);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
@@ -116,11 +110,10 @@ struct Mode {
 };
 constexpr Mode compare_modes[] = {{"overlap_off", false, false}, {"async_combine", false, true}, {"dbo", true, false}};
 
-/** Runs each mode in a forked child (a fresh SimGrid per simulation) and reads back its summary. */
+/** Runs each mode in a forked child (a fresh SimGrid per simulation) and reads back its summary. A mode the
+ *  scenario cannot run is the scenario's input error (exit 2). */
 json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt)
 {
-  std::fflush(stdout);
-  std::fflush(stderr);
   std::vector<std::string> labels;
   std::vector<json> summaries;
   for (const Mode& mode : compare_modes) {
@@ -130,34 +123,20 @@ json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptio
     variant.overlap.async_combine = mode.async_combine;
     if (!mode.dbo) // overlap.schedule stands for the DBO column (a two-micro-batch one) only
       variant.overlap.schedule.clear();
-    const std::string dir = out_dir + "/compare/" + mode.label;
-    const pid_t pid       = fork();
-    if (pid < 0)
-      throw InternalError("--compare: fork failed");
-    if (pid == 0) {
-      int rc = 0;
-      try {
-        EngineRunOptions child = opt; // the mode's own schedule, the same SimGrid options
-        child.schedule         = "";
-        child.compare          = false;
-        simulate(variant, dir, child, false, true);
-      } catch (const InputError& e) {
-        fmt::print(stderr, "dbosim: error ({}): {}\n", mode.label, e.what());
-        rc = 2;
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "dbosim: internal error ({}): {}\n", mode.label, e.what());
-        rc = 1;
-      }
-      std::fflush(stderr);
-      _exit(rc);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw InternalError(fmt::format("--compare: the {} run failed (status {})", mode.label, status));
-    std::ifstream in(dir + "/summary.json");
+    const std::string dir        = out_dir + "/compare/" + mode.label;
+    const sim::ChildResult child = sim::run_in_child([&] {
+      EngineRunOptions mode_opt = opt; // the mode's own schedule, the same SimGrid options
+      mode_opt.schedule         = "";
+      mode_opt.compare          = false;
+      return simulate(variant, dir, mode_opt, false, true).dump();
+    });
+    if (child.outcome == sim::ChildOutcome::input_error)
+      throw InputError(s.file, fmt::format("--compare: the {} run: {}", mode.label, child.message));
+    if (!child.ok())
+      throw InternalError(fmt::format("--compare: the {} run failed ({}): {}", mode.label,
+                                      sim::child_outcome_name(child.outcome), child.message));
     labels.emplace_back(mode.label);
-    summaries.push_back(json::parse(in));
+    summaries.push_back(json::parse(child.payload));
   }
   fmt::print("{}", sim::compare_text(labels, summaries));
   json out = json::object();

@@ -9,23 +9,25 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
+#include "sim/ChildProcess.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace dbosim::cli {
 
@@ -58,14 +60,11 @@ std::string self_exe()
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-pid_t start_point(const std::string& exe, const std::string& yaml, const std::string& dir, bool single_oracle_job)
+/** `dbosim run` on one point in a child process, its output in the point's log.txt. */
+sim::ChildProcess start_point(const std::string& exe, const std::string& yaml, const std::string& dir,
+                              bool single_oracle_job)
 {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw InternalError("dbosim sweep: fork failed");
-  if (pid == 0) {
+  return sim::ChildProcess([&]() -> std::string {
     const int fd = open((dir + "/log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
@@ -75,8 +74,7 @@ pid_t start_point(const std::string& exe, const std::string& yaml, const std::st
       setenv("DBOSIM_ORACLE_JOBS", "1", 1);
     execl(exe.c_str(), exe.c_str(), "run", yaml.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
     _exit(127);
-  }
-  return pid;
+  });
 }
 
 void progress(std::size_t done, std::size_t total)
@@ -224,37 +222,35 @@ int sweep_command(const SweepOptions& opt)
   std::size_t done = static_cast<std::size_t>(std::count(rc.begin(), rc.end(), 0)), next = 0;
   if (done > 0)
     fmt::print(stderr, "resuming: {} of {} points already finished\n", done, points.size());
-  std::map<pid_t, std::size_t> running;
+  std::vector<std::pair<sim::ChildProcess, std::size_t>> running;
   const StopOnSignal stop;
   progress(done, points.size());
   while (done < points.size() && !StopOnSignal::requested()) {
     while (next < points.size() && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
       if (rc[next] != 0)
-        running[start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1)] = next;
+        running.emplace_back(start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1), next);
       ++next;
     }
-    int status      = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid == 0 || (pid < 0 && errno == EINTR)) {
-      usleep(20000); // polled, so that a signal between the check and the wait is never missed
-      continue;
+    bool ended = false;
+    for (auto it = running.begin(); it != running.end() && !ended;) {
+      if (const std::optional<sim::ChildResult> r = it->first.try_wait()) {
+        rc[it->second] = r->exit_code; // 128 + signal for a point killed by one
+        it             = running.erase(it);
+        progress(++done, points.size());
+        ended = true;
+      } else {
+        ++it;
+      }
     }
-    auto it = running.find(pid);
-    if (pid < 0 || it == running.end())
-      continue;
-    rc[it->second] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    running.erase(it);
-    progress(++done, points.size());
+    if (!ended)
+      usleep(20000); // polled, so that a signal between the check and the wait is never missed
   }
   if (const int sig = StopOnSignal::requested()) {
     // Forward the signal to every running point and wait for each, so that none is left writing once we exit.
-    for (const auto& [pid, i] : running)
-      kill(pid, sig);
-    for (const auto& [pid, i] : running) {
-      int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
+    for (auto& [child, i] : running)
+      child.kill(sig);
+    for (auto& [child, i] : running)
+      child.wait();
     fmt::print(stderr, "\ndbosim sweep: stopped by signal {} ({} of {} points finished; --resume keeps them)\n", sig,
                done, points.size());
     return 128 + sig;

@@ -3,21 +3,20 @@
 #include "config/InputError.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/KernelCost.hpp"
-#include "sim/Metrics.hpp"
+#include "sim/ChildProcess.hpp"
+#include "sim/RunStep.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SpecDecodeStep.hpp"
 #include "sim/StepPlanBuilder.hpp"
-#include "sim/TimelineEngine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <type_traits>
 #include <utility>
 
 namespace dbosim::serving {
@@ -85,9 +84,7 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::ve
   const Scenario v          = at_key(s, key);
   const sim::StepPlan plan  = plan_at(v, key);
   const sim::Schedule sched = sim::build_schedule(plan);
-  sim::TimelineEngine engine(sched, plan);
-  const sim::Timeline tl = engine.run(1, simgrid_args);
-  const sim::Metrics m   = sim::compute_metrics(sched, tl);
+  const sim::Metrics m      = sim::run_step(plan, sched, {simgrid_args}).metrics;
   StepTime t;
   // Speculative decoding: the draft's passes run after the target's forward (the engine's step), in series.
   t.draft_us        = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
@@ -106,18 +103,7 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::ve
 
 namespace {
 
-/** What a child writes to its pipe: plain bytes (StepTime is trivially copyable). */
-struct ChildResult {
-  int status = 0; ///< 0 ok, 2 input error, 1 internal error
-  StepTime time;
-  char message[512] = {};
-};
-
-struct Child {
-  pid_t pid         = -1;
-  int fd            = -1;
-  std::size_t index = 0;
-};
+static_assert(std::is_trivially_copyable_v<StepTime>, "a child ships a StepTime as its bytes");
 
 int default_jobs()
 {
@@ -127,42 +113,13 @@ int default_jobs()
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-[[noreturn]] void run_child(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args, int fd)
+/** One step shape simulated in a forked child; its StepTime as bytes. */
+std::string step_in_child(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
 {
   if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) // the engine's own prints stay out of our stdout
     dup2(null_fd, STDOUT_FILENO);
-  ChildResult r;
-  try {
-    r.time = simulate_step_here(s, key, simgrid_args);
-  } catch (const InputError& e) {
-    r.status = 2;
-    std::snprintf(r.message, sizeof r.message, "%s", e.what());
-  } catch (const std::exception& e) {
-    r.status = 1;
-    std::snprintf(r.message, sizeof r.message, "%s", e.what());
-  }
-  const bool ok = write(fd, &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-  _exit(ok ? 0 : 1);
-}
-
-ChildResult collect(const Child& c, const StepKey& key)
-{
-  ChildResult r;
-  std::size_t got = 0;
-  auto* bytes     = reinterpret_cast<char*>(&r);
-  while (got < sizeof r) {
-    const ssize_t n = read(c.fd, bytes + got, sizeof r - got);
-    if (n <= 0)
-      break;
-    got += static_cast<std::size_t>(n);
-  }
-  close(c.fd);
-  int status = 0;
-  waitpid(c.pid, &status, 0);
-  if (got != sizeof r || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw InternalError(
-        fmt::format("step-time oracle: the child simulating {} died (status {})", key.to_string(), status));
-  return r;
+  const StepTime t = simulate_step_here(s, key, simgrid_args);
+  return std::string(reinterpret_cast<const char*>(&t), sizeof t);
 }
 
 } // namespace
@@ -175,36 +132,29 @@ EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string>
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
 {
   std::vector<StepTime> out(keys.size());
-  std::deque<Child> running;
+  std::deque<std::pair<sim::ChildProcess, std::size_t>> running; // collected in start order
   std::size_t next = 0;
-  std::fflush(stdout);
-  std::fflush(stderr);
   while (next < keys.size() || !running.empty()) {
     while (next < keys.size() && static_cast<int>(running.size()) < jobs_) {
-      int fds[2];
-      if (pipe(fds) != 0)
-        throw InternalError("step-time oracle: pipe failed");
-      const pid_t pid = fork();
-      if (pid < 0)
-        throw InternalError("step-time oracle: fork failed");
-      if (pid == 0) {
-        close(fds[0]);
-        run_child(scenario_, keys[next], simgrid_args_, fds[1]);
-      }
-      close(fds[1]);
-      running.push_back({pid, fds[0], next});
+      const StepKey& key = keys[next];
+      running.emplace_back(sim::ChildProcess([&] { return step_in_child(scenario_, key, simgrid_args_); }), next);
       ++next;
       ++simulated_;
     }
-    const Child c = running.front();
+    const std::size_t i      = running.front().second;
+    const sim::ChildResult r = running.front().first.wait();
+    const std::string shape  = keys[i].to_string();
     running.pop_front();
-    const ChildResult r = collect(c, keys[c.index]);
-    if (r.status == 2)
-      throw InputError(scenario_.file, 0, 0, "workload",
-                       fmt::format("step {}: {}", keys[c.index].to_string(), r.message));
-    if (r.status != 0)
-      throw InternalError(fmt::format("step {}: {}", keys[c.index].to_string(), r.message));
-    out[c.index] = r.time;
+    if (r.outcome == sim::ChildOutcome::input_error)
+      throw InputError(scenario_.file, 0, 0, "workload", fmt::format("step {}: {}", shape, r.message));
+    if (r.outcome == sim::ChildOutcome::killed)
+      throw InternalError(fmt::format("step-time oracle: the child simulating {} died ({})", shape, r.message));
+    if (!r.ok())
+      throw InternalError(fmt::format("step {}: {}", shape, r.message));
+    if (r.payload.size() != sizeof(StepTime))
+      throw InternalError(fmt::format("step-time oracle: the child simulating {} sent {} bytes, not a step time", shape,
+                                      r.payload.size()));
+    std::memcpy(&out[i], r.payload.data(), sizeof(StepTime));
   }
   return out;
 }

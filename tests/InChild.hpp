@@ -1,13 +1,12 @@
 /* dbosim tests — runs a simulation in a forked child: SimGrid allows one simulation per process, so a test that
- * compares two runs does each in a fresh child and gets plain data back through a pipe. */
+ * compares two runs does each in a fresh child (sim/ChildProcess) and gets plain data back through its pipe. */
 #pragma once
+#include "sim/ChildProcess.hpp"
+
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cstddef>
+#include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace dbosim::test {
@@ -17,29 +16,19 @@ namespace dbosim::test {
 template <class Result, class Fn> Result in_child(Fn fn)
 {
   static_assert(std::is_trivially_copyable_v<Result>);
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
+  const sim::ChildResult child = sim::run_in_child([&] {
     Result r{};
     try {
       r = fn();
     } catch (...) {
     }
-    const bool ok = write(fds[1], &r, sizeof r) == static_cast<ssize_t>(sizeof r);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
+    return std::string(reinterpret_cast<const char*>(&r), sizeof r);
+  });
+  INFO(child.message);
+  REQUIRE(child.ok());
+  REQUIRE(child.payload.size() == sizeof(Result));
   Result r{};
-  std::size_t got = 0; // a pipe hands over more than PIPE_BUF bytes in pieces
-  for (ssize_t k = 1; got < sizeof r && k > 0; got += static_cast<std::size_t>(std::max<ssize_t>(k, 0)))
-    k = read(fds[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(got == sizeof r);
+  std::memcpy(&r, child.payload.data(), sizeof r);
   return r;
 }
 

@@ -2,22 +2,19 @@
  * SimGrid runs one simulation per process, so a comparison runs its second simulation in a forked child. */
 #include "InChild.hpp"
 #include "TempDir.hpp"
+#include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
+#include "sim/ChildProcess.hpp"
 #include "sim/Metrics.hpp"
+#include "sim/RunStep.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/StepPlanBuilder.hpp"
-#include "sim/TimelineCheck.hpp"
-#include "sim/TimelineEngine.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,8 +31,7 @@ double simulate_step_us(const Scenario& s)
 {
   const StepPlan plan  = build_step_plan(s, model_cost_source(s));
   const Schedule sched = build_schedule(plan);
-  TimelineEngine engine(sched, plan);
-  return engine.run().step_time();
+  return run_step(plan, sched).timeline.step_time();
 }
 
 /** The step time of `s` simulated in a forked child (a fresh SimGrid). */
@@ -118,41 +114,21 @@ TEST_CASE("sim::scenario: every shipped scenario's replay satisfies the timeline
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 5);
   for (const std::string& file : files) {
-    std::fflush(stdout);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int bad = 0;
-      try {
-        const Scenario s     = load_scenario(file);
-        const StepPlan plan  = build_step_plan(s, model_cost_source(s));
-        const Schedule sched = build_schedule(plan);
-        TimelineEngine engine(sched, plan);
-        const Timeline tl = engine.run();
-        for (const std::string& v : timeline_violations(sched, tl)) {
-          std::fprintf(stderr, "%s: %s\n", file.c_str(), v.c_str());
-          ++bad;
-        }
-        const Metrics m = compute_metrics(sched, tl);
-        double path     = 0;
-        for (const auto& [k, us] : m.critical_path_us)
-          path += us;
-        if (std::abs(path - m.step_time_us) > 1e-3 * m.step_time_us) {
-          std::fprintf(stderr, "%s: critical path %f != step %f\n", file.c_str(), path, m.step_time_us);
-          ++bad;
-        }
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", file.c_str(), e.what());
-        ++bad;
-      }
-      std::fflush(stderr);
-      _exit(bad == 0 ? 0 : 1);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    INFO(file);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    // run_step refuses a timeline that breaks an invariant (an InternalError naming the violations).
+    const ChildResult r = run_in_child([&] {
+      const Scenario s     = load_scenario(file);
+      const StepPlan plan  = build_step_plan(s, model_cost_source(s));
+      const Schedule sched = build_schedule(plan);
+      const Metrics m      = run_step(plan, sched).metrics;
+      double path          = 0;
+      for (const auto& [k, us] : m.critical_path_us)
+        path += us;
+      if (std::abs(path - m.step_time_us) > 1e-3 * m.step_time_us)
+        throw InternalError("critical path " + std::to_string(path) + " != step " + std::to_string(m.step_time_us));
+      return std::string();
+    });
+    INFO(file << ": " << r.message);
+    CHECK(r.ok());
   }
 }
 

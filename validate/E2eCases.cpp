@@ -5,17 +5,16 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
+#include "sim/ChildProcess.hpp"
 #include "sim/ScheduleRegistry.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -241,23 +240,15 @@ json run_arm(const std::string& exe, const E2eCase& c, const Arm& a)
     argv.push_back(s.data());
   argv.push_back(nullptr);
   const std::string log = (fs::path(a.dir) / "log.txt").string();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw InternalError("validate e2e: fork failed");
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const int rc          = sim::run_in_child([&]() -> std::string {
+                   const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                   if (fd >= 0) {
+                     dup2(fd, STDOUT_FILENO);
+                     dup2(fd, STDERR_FILENO);
+                   }
+                   execv(exe.c_str(), argv.data());
+                   _exit(127);
+                 }).exit_code; // 128 + signal for a run killed by one
   if (rc != 0)
     throw InternalError(
         fmt::format("validate e2e: case {} ({}): `{} run` exited {}; see {}", c.result.name, a.label, exe, rc, log));
