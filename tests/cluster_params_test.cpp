@@ -153,7 +153,8 @@ TEST_CASE("cluster::params: the network facts' chunk table, and errors that name
 
 // Every shipped hwprofiles/network/*.yaml loads, each number with its source; every hardware profile has its link
 // facts; a full mesh's per-GPU achievable figure is its links' sum (the loader enforces it).
-TEST_CASE("cluster::params: every shipped network facts file loads with its sources and one per profile", "[quick][cluster]")
+TEST_CASE("cluster::params: every shipped network facts file loads with its sources and one per profile",
+          "[quick][cluster]")
 {
   for (const std::string& name : list_data_files("hwprofiles/network")) {
     INFO(name);
