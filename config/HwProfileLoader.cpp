@@ -186,6 +186,19 @@ void read_kernel_floors(YamlMap& root, HwProfile& hw)
   all.finish();
 }
 
+/** @brief platform: the serving stack's rules on this GPU; each {value, source}. */
+void read_platform(YamlMap& root, HwProfile& hw)
+{
+  if (!root.has("platform"))
+    return;
+  YamlMap pl        = root.get_map("platform");
+  hw.platform.stack = sourced_entry(pl, "stack", hw, [](YamlMap& e) { return e.get_enum("value", {"cuda", "rocm"}); });
+  hw.platform.dbo_comm_sms = sourced_int(pl, "dbo_comm_sms", 0, hw.sm_count - 1, hw);
+  hw.platform.deepep_ht_dbo_partition =
+      sourced_entry(pl, "deepep_ht_dbo_partition", hw, [](YamlMap& e) { return e.get_bool("value"); });
+  pl.finish();
+}
+
 void read_comm_kernel(YamlMap& root, HwProfile& hw)
 {
   if (!root.has("comm_kernel"))
@@ -275,6 +288,7 @@ models::HwProfile parse_hw_profile(const std::string& path)
   read_interference(root, hw);
   read_kernel_floors(root, hw);
   read_comm_kernel(root, hw);
+  read_platform(root, hw);
   read_tables(root, hw);
   read_sm_tables(root, hw);
   root.finish();

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace dbosim {
 namespace {
 
@@ -59,6 +61,43 @@ models::NetworkFacts::HtChunks ht_chunks(YamlMap& root, models::NetworkFacts& f)
   return c;
 }
 
+/** @brief The optional `scale_up:` map: the topology by registry name and, for a full mesh, its links. */
+void scale_up(YamlMap& root, models::NetworkFacts& f)
+{
+  if (!root.has("scale_up"))
+    return;
+  YamlMap s                      = root.get_map("scale_up");
+  YamlMap topo                   = s.get_map("topology");
+  const auto name                = topo.get_string("value");
+  f.sources["scale_up.topology"] = topo.get_string("source");
+  if (!models::parse_scale_up_topology(name, f.scale_up_topology))
+    topo.fail("value", fmt::format("unknown topology '{}'", name), models::scale_up_topology_names());
+  topo.finish();
+  if (f.scale_up_topology == models::ScaleUpTopology::full_mesh) {
+    auto sourced = [&](const std::string& key, auto read) {
+      YamlMap e                    = s.get_map(key);
+      auto v                       = read(e);
+      f.sources["scale_up." + key] = e.get_string("source");
+      e.finish();
+      return v;
+    };
+    f.mesh_links_per_gpu    = sourced("links_per_gpu", [](YamlMap& e) { return e.get_int("value", 1, 1024); });
+    f.mesh_link_bytes_per_s = sourced(
+        "link_bandwidth", [](YamlMap& e) { return e.get_quantity("value", UnitKind::bandwidth, 1e9, 1e8, 1e13); });
+    f.mesh_link_achievable_bytes_per_s = sourced("link_achievable_bandwidth", [](YamlMap& e) {
+      return e.get_quantity("value", UnitKind::bandwidth, 1e9, 1e8, 1e13);
+    });
+    if (f.mesh_link_achievable_bytes_per_s > f.mesh_link_bytes_per_s)
+      s.fail("link_achievable_bandwidth", "exceeds the link's raw rate", "<= link_bandwidth");
+    // The per-GPU figure the switch models read must be the links' sum, or the two views of one fabric disagree.
+    const double sum = f.mesh_links_per_gpu * f.mesh_link_achievable_bytes_per_s;
+    if (std::abs(f.nvlink_achievable_bytes_per_s - sum) > 0.01 * sum)
+      root.fail("nvlink_achievable_bandwidth", "on a full mesh must be links_per_gpu x link_achievable_bandwidth",
+                fmt::format("{:g} GB/s", sum / 1e9));
+  }
+  s.finish();
+}
+
 models::NetworkFacts parse_network_facts(const std::string& path)
 {
   YamlMap root(load_yaml_file(path), path, "");
@@ -75,6 +114,7 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   f.deepep_call_fixed_us          = 1e6 * sourced_quantity(root, "deepep_call_fixed", UnitKind::time, 1e-6, 0, 1e-3, f);
   f.ht_chunks                     = ht_chunks(root, f);
   f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
+  scale_up(root, f);
   root.finish();
   return f;
 }

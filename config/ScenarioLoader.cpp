@@ -122,6 +122,9 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
               "a divisor of the head count");
 
   auto& ov = s.overlap;
+  // VLLM_DBO_COMM_SMS unset: vLLM's default on the profile's platform (20 SMs on CUDA, 64 CUs on ROCm).
+  if (!(sec.count("overlap") && sec.at("overlap").has("dbo_comm_sms")))
+    ov.dbo_comm_sms = s.hw.platform.dbo_comm_sms;
   if (ov.dbo_comm_sms >= s.hw.sm_count)
     at("overlap").fail(
         leaf_or_section("overlap", "dbo_comm_sms"),

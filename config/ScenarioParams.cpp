@@ -154,7 +154,8 @@ std::vector<ParamDecl> build_params()
       [](Scenario & s) -> auto& { return s.overlap.dbo_prefill_token_threshold; }));
   p.push_back(int_param(
       "overlap.dbo_comm_sms", "SMs", 20, 0, 1024,
-      "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend)",
+      "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend); unset: the profile's "
+      "platform.dbo_comm_sms (vLLM: 20 on CUDA, 64 CUs on ROCm)",
       [](Scenario & s) -> auto& { return s.overlap.dbo_comm_sms; }));
   p.push_back(bool_param(
       "overlap.async_combine", false, "DeepEP finalize_async: shared experts run while the combine is in flight",

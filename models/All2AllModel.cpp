@@ -35,6 +35,10 @@ void check(const All2AllContext& ctx, OpKind kind)
     throw std::invalid_argument(fmt::format("network facts '{}' lack NVLink or NIC bandwidth", ctx.net->name));
   if (ctx.gpus_per_node < 1)
     throw std::invalid_argument("all-to-all: gpus_per_node must be >= 1");
+  if (ctx.net->scale_up_topology == ScaleUpTopology::full_mesh &&
+      (!(ctx.net->mesh_link_achievable_bytes_per_s > 0) || ctx.gpus_per_node - 1 > ctx.net->mesh_links_per_gpu))
+    throw std::invalid_argument(fmt::format("network facts '{}': a full mesh of {} links per GPU cannot join {} GPUs",
+                                            ctx.net->name, ctx.net->mesh_links_per_gpu, ctx.gpus_per_node));
 }
 
 double copy_bytes(OpKind kind, const ModelSpec& m)
@@ -93,6 +97,19 @@ double sm_bounded_nvlink(const All2AllContext& ctx)
   return bw;
 }
 
+/** @brief On a full mesh, the time the busiest peer pair's link takes: each pair has one link, so a GPU reaches one
+ *  peer at one link's rate however idle its other links are. 0 on a switch, where the GPU's port is the only bound. */
+double mesh_pair_us(double pair_bytes, double message_bytes, const All2AllContext& ctx)
+{
+  const NetworkFacts& n = *ctx.net;
+  if (n.scale_up_topology != ScaleUpTopology::full_mesh || !(pair_bytes > 0))
+    return 0.0;
+  return pair_bytes /
+         (n.mesh_link_achievable_bytes_per_s *
+          NetworkFacts::efficiency(message_bytes, n.nvlink_message_overhead_bytes)) *
+         1e6;
+}
+
 /** @brief HBM pass on the receiving side: the copy out of the receive buffer (dispatch) or the weighted top-k
  *  reduction (combine), at the profile's streaming-kernel bandwidth. */
 double hbm_us(double bytes, const HwProfile& hw)
@@ -115,7 +132,7 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
   const double rdma_lat = rdma_latency_us(l, ctx);
   std::vector<RankComm> out(rm.ep);
   for (int r = 0; r < rm.ep; ++r) {
-    double snvl = 0, srdma = 0, rnvl = 0, rrdma = 0, rall = 0, home_tokens_x_k = 0, sspine = 0, rspine = 0;
+    double snvl = 0, srdma = 0, rnvl = 0, rrdma = 0, rall = 0, home_tokens_x_k = 0, sspine = 0, rspine = 0, pair = 0;
     for (int p = 0; p < rm.ep; ++p) {
       const double sent = at(rm.copies, tr, r, p) * b;
       const double recv = at(rm.copies, tr, p, r) * b;
@@ -123,6 +140,8 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
       home_tokens_x_k += rm.copies[r][p];
       if (p == r)
         continue;
+      if (l.node(p) == l.node(r))
+        pair = std::max({pair, sent, recv});
       (l.node(p) == l.node(r) ? snvl : srdma) += sent;
       (l.node(p) == l.node(r) ? rnvl : rrdma) += recv;
       if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p)) {
@@ -133,7 +152,7 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     RankComm& c         = out[r];
     c.nvlink_bytes      = std::max(snvl, rnvl);
     c.rdma_bytes        = std::max(srdma, rrdma);
-    const double t_nvl  = c.nvlink_bytes / nvl_bw * 1e6;
+    const double t_nvl  = std::max(c.nvlink_bytes / nvl_bw * 1e6, mesh_pair_us(pair, b, ctx));
     const double t_rdma = rdma_us(c.rdma_bytes, std::max(sspine, rspine), nic_bw, ctx);
     // Data, then the per-expert count behind a fence: two one-way latencies of the farthest link used.
     const double lat = 2 * (c.rdma_bytes > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
@@ -171,7 +190,7 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   std::vector<RankComm> out(rm.ep);
   for (int r = 0; r < rm.ep; ++r) {
     const int nr    = l.node(r);
-    double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0;
+    double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0, pair = 0;
     // The NVLink stage counts the rank's copies to itself: DeepEP's senders (intranode) and forwarders (internode)
     // write their own rank's slots through the same warps and channel buffers as a peer's, and DeepEP's NVL figure
     // (test_intranode/test_internode: the whole received tensor) counts them.
@@ -180,6 +199,8 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
       if (l.node(p) == nr) { // direct NVLink inside the node
         nvl_send += at(rm.rank_dedup, tr, r, p) * b;
         nvl_recv += at(rm.rank_dedup, tr, p, r) * b;
+        if (p != r) // the rank's own slots stay on the GPU: no link carries them
+          pair = std::max({pair, at(rm.rank_dedup, tr, r, p) * b, at(rm.rank_dedup, tr, p, r) * b});
       }
     }
     if (internode) {
@@ -199,10 +220,11 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
         }
       nvl_recv = std::max(nvl_recv, nvl_send); // symmetric fan-in from the node's rail receivers
     }
-    RankComm& c         = out[r];
-    c.nvlink_bytes      = std::max(nvl_send, nvl_recv);
-    c.rdma_bytes        = std::max(rdma_send, rdma_recv);
-    const double t_nvl  = c.nvlink_bytes / nvl_bw * 1e6;
+    RankComm& c    = out[r];
+    c.nvlink_bytes = std::max(nvl_send, nvl_recv);
+    c.rdma_bytes   = std::max(rdma_send, rdma_recv);
+    const double t_nvl =
+        std::max(c.nvlink_bytes / nvl_bw * 1e6, mesh_pair_us(pair, b * n.ht_chunk_tokens(rm.ep, dispatch, true), ctx));
     const double t_rdma = rdma_us(c.rdma_bytes, spine, nic_bw, ctx);
     // The NVLink forwarding is pipelined behind the RDMA chunks.
     c.duration_us = n.deepep_call_fixed_us + lat + std::max(t_nvl, t_rdma);
@@ -231,13 +253,15 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
   const int channels    = std::max(1, n.nccl_channels);
   std::vector<RankComm> out(rm.ep);
   for (int r = 0; r < rm.ep; ++r) {
-    double nvl = 0, rdma = 0, nvl_n = 0, rdma_n = 0, spine = 0;
+    double nvl = 0, rdma = 0, nvl_n = 0, rdma_n = 0, spine = 0, pair = 0;
     for (int p = 0; p < rm.ep; ++p) {
       if (p == r)
         continue;
       const double m = std::max(at(rm.rank_dedup, tr, r, p), at(rm.rank_dedup, tr, p, r)) * b;
       (l.node(p) == l.node(r) ? nvl : rdma) += m;
       (l.node(p) == l.node(r) ? nvl_n : rdma_n) += 1;
+      if (l.node(p) == l.node(r))
+        pair = std::max(pair, m);
       if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p))
         spine += m;
     }
@@ -249,6 +273,7 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
                                           NetworkFacts::efficiency(nvl / nvl_n, n.nvlink_message_overhead_bytes)) *
                                          1e6
                                     : 0.0;
+    const double t_mesh = mesh_pair_us(pair, pair, ctx);
     const double t_rdma = rdma_n > 0
                               ? rdma_us(rdma, spine,
                                         n.nic_achievable_bytes_per_s *
@@ -258,9 +283,9 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
     // Peers are served `channels` at a time; each round pays a latency.
     const double rounds = std::max(1.0, (nvl_n + rdma_n) / channels);
     const double lat    = rounds * (rdma_n > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
-    c.duration_us       = lat + std::max(t_nvl, t_rdma);
+    c.duration_us       = lat + std::max({t_nvl, t_mesh, t_rdma});
     c.reported_bytes    = nvl + rdma;
-    c.bottleneck        = t_rdma >= t_nvl ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
+    c.bottleneck        = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
   }
   return out;
 }

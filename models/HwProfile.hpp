@@ -50,6 +50,15 @@ struct SmTable {
   Curve speed_by_tokens;           ///< x = tokens, y = relative speed at `sms`
 };
 
+/** @brief The serving stack's rules on this GPU (vLLM's per-platform defaults), each with its source; read from the
+ *  profile's optional `platform:` section; absent = CUDA's. */
+struct PlatformRules {
+  std::string stack = "cuda"; ///< "cuda" | "rocm" (graphs: CUDA graphs on cuda, HIP graphs on rocm)
+  int dbo_comm_sms  = 20;     ///< vLLM's VLLM_DBO_COMM_SMS default: SMs (CUs) the comm kernels hold under DBO
+  /** false: vLLM forces the comm SM budget to 0 for DeepEP high-throughput under DBO (no CU partition on ROCm) */
+  bool deepep_ht_dbo_partition = true;
+};
+
 struct HwProfile {
   std::string name; ///< "h200"
   std::string gpu;  ///< marketing name, "NVIDIA H200 SXM 141GB"
@@ -83,6 +92,7 @@ struct HwProfile {
   /// per-kernel gap excluded): "gemm", "grouped_gemm", "rmsnorm", "elementwise", "reduction", "quant", ...
   std::map<std::string, double> kernel_floor_us;
   Curve comm_kernel_bytes_per_s_by_sms; ///< SM-resident copy kernel bandwidth vs SMs (CTAs) it holds
+  PlatformRules platform;               ///< the serving stack's defaults on this GPU (`platform:`)
 
   std::map<std::string, std::string> sources; ///< per scalar key: where the number comes from
 

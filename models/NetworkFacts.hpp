@@ -1,6 +1,8 @@
 /* dbosim — the scale-out and NVLink facts the cluster models need beyond models::HwProfile, each with its source.
  * Filled by config/NetworkFactsLoader from hwprofiles/network/<profile>.yaml. */
 #pragma once
+#include "models/ScaleUpTopology.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +31,13 @@ struct NetworkFacts {
     std::vector<int> dispatch_nvl, dispatch_rdma, combine_nvl, combine_rdma;
   } ht_chunks;
   int nccl_channels = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
+  /** Scale-up fabric of one domain (`scale_up:` in the file; absent = switch). On a full mesh each peer pair has its
+   *  own link: `nvlink_achievable_bytes_per_s` is then the GPU's sum over its links, and one pair's traffic moves at
+   *  one link's achievable rate. */
+  ScaleUpTopology scale_up_topology       = ScaleUpTopology::switched;
+  int mesh_links_per_gpu                  = 0; ///< full mesh: point-to-point links per GPU (peers it reaches directly)
+  double mesh_link_bytes_per_s            = 0; ///< full mesh: one link's raw rate, per direction
+  double mesh_link_achievable_bytes_per_s = 0; ///< full mesh: what a copy kernel reaches on one link, per direction
   std::map<std::string, std::string> sources;
 
   /** @brief Tokens per DeepEP high-throughput chunk for `ep` ranks (the row of the largest listed EP <= ep, the first

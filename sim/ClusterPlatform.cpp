@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <unordered_set>
 
@@ -19,6 +21,7 @@ namespace {
 struct PlatformState {
   ClusterPlatform platform;
   std::unordered_set<const sg4::Link*> nic_links;
+  std::unordered_set<const sg4::Link*> mesh_links; ///< full mesh: the point-to-point links between peers
   const models::NetworkFacts* net = nullptr;
   double nvlink_raw               = 0;
   double nic_raw                  = 0;
@@ -33,8 +36,71 @@ double bw_factor(const std::vector<sg4::Link*>& links)
     if (state->nic_links.count(l))
       return n.nic_achievable_bytes_per_s / state->nic_raw *
              models::NetworkFacts::efficiency(m, n.nic_message_overhead_bytes);
+  for (const sg4::Link* l : links)
+    if (state->mesh_links.count(l))
+      return n.mesh_link_achievable_bytes_per_s / n.mesh_link_bytes_per_s *
+             models::NetworkFacts::efficiency(m, n.nvlink_message_overhead_bytes);
   return n.nvlink_achievable_bytes_per_s / state->nvlink_raw *
          models::NetworkFacts::efficiency(m, n.nvlink_message_overhead_bytes);
+}
+
+/*** Scale-up fabrics, one row per models::ScaleUpTopology: each builds its links and answers the route between two
+ *** GPUs of one domain ***/
+
+using ScaleUpRoute = std::function<std::vector<sg4::LinkInRoute>(int a, int b)>;
+
+/** @brief NVSwitch star: the GPU's port each way; the switch itself is non-blocking. */
+ScaleUpRoute build_switch(sg4::NetZone* zone, const PlatformSpec& spec, int n)
+{
+  const models::HwProfile& hw = *spec.hw;
+  std::vector<sg4::Link*> up, down;
+  for (int g = 0; g < n; ++g) {
+    up.push_back(zone->create_link(fmt::format("nvl{}_up", g), hw.nvlink_bytes_per_s)
+                     ->set_latency(hw.nvlink_latency_us * 1e-6 / 2)
+                     ->seal());
+    down.push_back(zone->create_link(fmt::format("nvl{}_down", g), hw.nvlink_bytes_per_s)
+                       ->set_latency(hw.nvlink_latency_us * 1e-6 / 2)
+                       ->seal());
+  }
+  return [up, down](int a, int b) {
+    return std::vector<sg4::LinkInRoute>{sg4::LinkInRoute(up[a]), sg4::LinkInRoute(down[b])};
+  };
+}
+
+/** @brief Full mesh (xGMI): one link per ordered pair of GPUs in a node (each direction of a physical link), at one
+ *  link's rate: a pair's traffic never shares a link with another pair's. */
+ScaleUpRoute build_full_mesh(sg4::NetZone* zone, const PlatformSpec& spec, int n)
+{
+  const models::NetworkFacts& net = *spec.net;
+  const int gpn                   = spec.gpus_per_node;
+  if (gpn - 1 > net.mesh_links_per_gpu || !(net.mesh_link_bytes_per_s > 0))
+    throw InputError(
+        "hwprofiles/network/" + net.name + ".yaml",
+        fmt::format("a full mesh of {} links per GPU cannot join {} GPUs per node", net.mesh_links_per_gpu, gpn));
+  std::map<std::pair<int, int>, sg4::Link*> link;
+  for (int a = 0; a < n; ++a)
+    for (int b = (a / gpn) * gpn; b < std::min(n, (a / gpn + 1) * gpn); ++b) {
+      if (a == b)
+        continue;
+      sg4::Link* l = zone->create_link(fmt::format("mesh{}_{}", a, b), net.mesh_link_bytes_per_s)
+                         ->set_latency(spec.hw->nvlink_latency_us * 1e-6)
+                         ->seal();
+      state->mesh_links.insert(l);
+      link[{a, b}] = l;
+    }
+  return [link](int a, int b) { return std::vector<sg4::LinkInRoute>{sg4::LinkInRoute(link.at({a, b}))}; };
+}
+
+struct ScaleUpBuilder {
+  models::ScaleUpTopology topology;
+  ScaleUpRoute (*build)(sg4::NetZone*, const PlatformSpec&, int);
+};
+
+const std::vector<ScaleUpBuilder>& scale_up_builders()
+{
+  static const std::vector<ScaleUpBuilder> r = {{models::ScaleUpTopology::switched, &build_switch},
+                                                {models::ScaleUpTopology::full_mesh, &build_full_mesh}};
+  return r;
 }
 
 } // namespace
@@ -59,16 +125,15 @@ ClusterPlatform& build_cluster_platform(const PlatformSpec& spec)
   const double us             = 1e-6;
 
   auto* zone = sg4::create_full_zone("cluster");
-  std::vector<sg4::Link*> nvl_up, nvl_down, nic_up, nic_down, leaf_up, leaf_down;
+  ScaleUpRoute scale_up;
+  for (const ScaleUpBuilder& b : scale_up_builders())
+    if (b.topology == spec.net->scale_up_topology)
+      scale_up = b.build(zone, spec, n);
+  if (!scale_up)
+    throw InternalError("build_cluster_platform: a scale-up topology without a builder");
+  std::vector<sg4::Link*> nic_up, nic_down, leaf_up, leaf_down;
   for (int g = 0; g < n; ++g) {
     p.gpus.push_back(zone->create_host(fmt::format("gpu{}", g), 1e12));
-    // NVSwitch star: the GPU's NVLink port each way; the switch itself is non-blocking.
-    nvl_up.push_back(zone->create_link(fmt::format("nvl{}_up", g), hw.nvlink_bytes_per_s)
-                         ->set_latency(hw.nvlink_latency_us * us / 2)
-                         ->seal());
-    nvl_down.push_back(zone->create_link(fmt::format("nvl{}_down", g), hw.nvlink_bytes_per_s)
-                           ->set_latency(hw.nvlink_latency_us * us / 2)
-                           ->seal());
     // The GPU's NIC to its rail's leaf switch, and the leaf back down.
     nic_up.push_back(
         zone->create_link(fmt::format("nic{}_up", g), hw.nic_bytes_per_s)->set_latency(hw.nic_latency_us * us)->seal());
@@ -96,7 +161,7 @@ ClusterPlatform& build_cluster_platform(const PlatformSpec& spec)
         continue;
       std::vector<sg4::LinkInRoute> route;
       if (a / gpn == b / gpn) {
-        route = {sg4::LinkInRoute(nvl_up[a]), sg4::LinkInRoute(nvl_down[b])};
+        route = scale_up(a, b);
       } else {
         route.emplace_back(nic_up[a]);
         if (leaf_of(a) != leaf_of(b)) { // another rail or group: up to the spine and down

@@ -1,6 +1,7 @@
-/* dbosim — the cluster's network as a SimGrid platform built in code: per node an NVSwitch (each GPU's NVLink port up
- * and down), one NIC per GPU on a rail-optimised two-tier fat tree (a leaf switch per rail and group of nodes, leaf
- * up-links oversubscribed by the configured ratio, a non-blocking spine). Link efficiency is a SimGrid bandwidth
+/* dbosim — the cluster's network as a SimGrid platform built in code: per node the scale-up fabric the network facts
+ * name (models::ScaleUpTopology: an NVSwitch, each GPU's NVLink port up and down; or a full mesh, one xGMI link per
+ * ordered GPU pair), one NIC per GPU on a rail-optimised two-tier fat tree (a leaf switch per rail and group of nodes,
+ * leaf up-links oversubscribed by the configured ratio, a non-blocking spine). Link efficiency is a SimGrid bandwidth
  * factor callback fed by models::NetworkFacts (achievable fraction x message-size efficiency), never a change of the
  * expected results. And an all-to-all executor: one flow per rank pair (validation), or aggregated flows. */
 #pragma once

@@ -125,6 +125,12 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     partition = false;
     plan.notes.emplace_back("host_sync_after_comm (ROCm DeepEP high-throughput): comm SMs forced to 0");
   }
+  if (partition && !hw.platform.deepep_ht_dbo_partition) {
+    partition = false;
+    plan.notes.emplace_back(
+        fmt::format("{}: no comm SM partition for DeepEP high-throughput under DBO (platform.deepep_ht_dbo_partition)",
+                    hw.platform.stack));
+  }
   plan.gpu.sm_count      = hw.sm_count;
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
   plan.gpu.comm_uses_sms = sc.parallel.backend != All2AllBackend::deepep_low_latency;

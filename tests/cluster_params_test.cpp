@@ -2,6 +2,8 @@
  * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing
  * (checked by the scenario loader). */
 #include "TempDir.hpp"
+#include "config/DataDir.hpp"
+#include "config/HwProfileLoader.hpp"
 #include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -147,4 +149,57 @@ TEST_CASE("cluster::params: the network facts' chunk table, and errors that name
   CHECK(error_key("combine_rdma:  [6, 6, 6,", "combine_rdma:  [6, 6,") == "ht_chunk_tokens.ep");
   CHECK(error_key("ep:            [2, 4, 8,", "ep:            [2, 8, 4,") == "ht_chunk_tokens.ep");
   CHECK(error_key("dispatch_nvl:  [24,", "dispatch_nvl:  [2.5,") == "ht_chunk_tokens.dispatch_nvl");
+}
+
+// Every shipped hwprofiles/network/*.yaml loads, each number with its source; every hardware profile has its link
+// facts; a full mesh's per-GPU achievable figure is its links' sum (the loader enforces it).
+TEST_CASE("cluster::params: every shipped network facts file loads with its sources and one per profile",
+          "[quick][cluster]")
+{
+  for (const std::string& name : list_data_files("hwprofiles/network")) {
+    INFO(name);
+    const models::NetworkFacts f = load_network_facts(name);
+    CHECK(f.name == name);
+    CHECK(f.sources.count("nvlink_achievable_bandwidth") == 1);
+    for (const auto& [key, src] : f.sources) {
+      INFO(key);
+      CHECK_FALSE(src.empty());
+    }
+    if (f.scale_up_topology == models::ScaleUpTopology::full_mesh) {
+      CHECK(f.nvlink_achievable_bytes_per_s == Approx(f.mesh_links_per_gpu * f.mesh_link_achievable_bytes_per_s));
+      CHECK(f.sources.count("scale_up.link_bandwidth") == 1);
+    }
+  }
+  for (const std::string& hw : list_hw_profiles()) {
+    INFO(hw);
+    CHECK(load_network_facts(hw).name == hw);
+  }
+  const models::NetworkFacts mi300x = load_network_facts("mi300x"); // xGMI: 7 links of 64 GB/s, ~48 usable
+  CHECK(mi300x.scale_up_topology == models::ScaleUpTopology::full_mesh);
+  CHECK(mi300x.mesh_links_per_gpu == 7);
+  CHECK(mi300x.mesh_link_bytes_per_s == Approx(64e9));
+  CHECK(mi300x.mesh_link_achievable_bytes_per_s == Approx(48e9));
+  CHECK(load_network_facts("gb300").scale_up_topology == models::ScaleUpTopology::switched);
+}
+
+TEST_CASE("cluster::params: scale_up errors name the key and list the topologies", "[quick][cluster]")
+{
+  test::TempDir dir;
+  std::ifstream in(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/network/mi300x.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    try {
+      load_network_facts(dir.write("net.yaml", t));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string unknown = error_of("{value: full_mesh", "{value: torus");
+  CHECK(unknown.find("scale_up.topology.value") != std::string::npos);
+  CHECK(unknown.find("switch, full_mesh") != std::string::npos);
+  CHECK(error_of("\"336GBps\"", "\"448GBps\"").find("links_per_gpu x link_achievable_bandwidth") != std::string::npos);
+  CHECK(error_of("{value: \"48GBps\"", "{value: \"70GBps\"").find("exceeds the link's raw rate") != std::string::npos);
 }

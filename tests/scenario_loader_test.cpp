@@ -191,3 +191,20 @@ TEST_CASE("config::ScenarioParams: every parameter is declared once with doc and
   CHECK(table.find("overlap.dbo_comm_sms") != std::string::npos);
   CHECK(table.find("VLLM_DBO_COMM_SMS") != std::string::npos);
 }
+
+// VLLM_DBO_COMM_SMS left unset takes vLLM's default on the profile's platform (hwprofiles/*.yaml `platform:`): 20 SMs
+// on CUDA (no platform section), 64 CUs on ROCm; a value the scenario gives is kept.
+TEST_CASE("config::ScenarioLoader: dbo_comm_sms defaults to the profile's platform rule", "[quick]")
+{
+  TempDir dir;
+  CHECK(load_scenario(dir.write("cuda.yaml", kBase)).overlap.dbo_comm_sms == 20);
+  const std::string rocm = replace(kBase, "hardware: h200", "hardware: mi300x");
+  const auto s           = load_scenario(dir.write("rocm.yaml", rocm));
+  CHECK(s.hw.platform.stack == "rocm");
+  CHECK(s.overlap.dbo_comm_sms == 64);
+  CHECK_FALSE(s.hw.platform.deepep_ht_dbo_partition);
+  CHECK(s.hw.sources.count("platform.dbo_comm_sms") == 1);
+  CHECK(load_scenario(
+            dir.write("set.yaml", replace(rocm, "  enable_dbo: true", "  enable_dbo: true\n  dbo_comm_sms: 32")))
+            .overlap.dbo_comm_sms == 32);
+}

@@ -182,6 +182,14 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
     s.overlap.enable_dbo = false;
     CHECK(build_step_plan(s, linear_costs(132)).gpu.comm_sms == 0);
   }
+  SECTION("a platform whose rule forbids the partition (vLLM on ROCm) holds no comm SMs")
+  {
+    s.hw.platform.stack                   = "rocm";
+    s.hw.platform.deepep_ht_dbo_partition = false;
+    StepPlan r                            = build_step_plan(s, linear_costs(132));
+    CHECK(r.gpu.comm_sms == 0);
+    CHECK(has_note(r, "platform.deepep_ht_dbo_partition"));
+  }
 }
 
 TEST_CASE("sim::StepPlanBuilder: DeepEP low-latency under DBO runs D and C as send + recv hook", "[quick]")
