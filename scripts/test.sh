@@ -18,4 +18,4 @@ cmake --build build-asan -j"$jobs"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_ENABLE_CUDA=OFF \
   -DDBO_BENCHMARKS=OFF >/dev/null
 cmake --build build-fuzz -j"$jobs" --target $(sed -n 's/^\([a-z0-9_]*\) .*/fuzz_\1/p' fuzz/targets.txt) # every target
-(cd build-fuzz && ctest --output-on-failure -L fuzz)
+(cd build-fuzz && ctest --output-on-failure -L fuzz -j"$jobs")
