@@ -7,6 +7,7 @@
 #include "config/OutputDir.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/E2eCases.hpp"
+#include "validate/ExternalTestbed.hpp"
 #include "validate/RefCases.hpp"
 #include "validate/TestbedCompare.hpp"
 #include "validate/TraceImport.hpp"
@@ -31,6 +32,9 @@ struct ValidateOptions {
   std::string write_plans;
   std::string import_trace;
   std::string against;
+  std::string write_ops;
+  std::string testbed_ops;
+  std::string recording;
   double makespan_tolerance_pct = 10;
   double gate_slack_pct         = 2;
   bool no_cases                 = false;
@@ -52,6 +56,30 @@ ValidateOptions& options()
 {
   static ValidateOptions o;
   return o;
+}
+
+/** `--testbed-ops FILE --recording FILE`: an external testbed predicted and compared; exit 3 when the makespan
+ *  exceeds --makespan-tolerance. */
+int external_testbed(const ValidateOptions& o)
+{
+  const validate::TestbedOps t = validate::load_testbed_ops(o.testbed_ops);
+  std::vector<std::string> names;
+  for (const auto& op : t.ops)
+    names.push_back(op.name);
+  const validate::OpRecording rec           = validate::load_op_recording(o.recording, names);
+  const models::HwProfile hw                = load_hw_profile(t.profile);
+  const validate::ExternalPrediction p      = validate::predict_external(t, hw);
+  const std::vector<validate::CaseResult> r = validate::compare_external(
+      t, p, rec, o.makespan_tolerance_pct,
+      fmt::format("{}, median of {} repeats", std::filesystem::path(o.recording).filename().string(), rec.reps));
+  prepare_out_dir(o.out_dir);
+  fmt::print("{}", validate::format_results(r));
+  if (rec.ignored_events > 0)
+    fmt::print("{} recorded events named by no op were ignored\n", rec.ignored_events);
+  const std::string csv = (std::filesystem::path(o.out_dir) / "validate.csv").string();
+  write_file_atomic(csv, validate::results_csv(r));
+  fmt::print("wrote {}\n", csv);
+  return r.front().pass() ? 0 : 3;
 }
 
 } // namespace
@@ -77,6 +105,15 @@ CLI::App* add_validate_command(CLI::App& app)
   v->add_option("--write-testbed-plans", o.write_plans,
                 "Write the testbed's plan files (the schedules' op lists) to DIR for kernels/overlap_testbed.cu, then "
                 "exit");
+  v->add_option("--write-testbed-ops", o.write_ops,
+                "Write the shipped testbed as external op lists (DIR/<case>.yaml) and its recordings as CSV "
+                "(DIR/<case>.csv), then exit");
+  CLI::Option* ops = v->add_option("--testbed-ops", o.testbed_ops,
+                                   "An external testbed's op list (validate/README.md, \"External testbeds\"): "
+                                   "predict it and compare with --recording, then exit");
+  v->add_option("--recording", o.recording, "With --testbed-ops: the measured run (.json Chrome trace or .csv)")
+      ->needs(ops);
+  ops->needs("--recording");
   v->add_option("--import-trace", o.import_trace,
                 "Map a measured trace (Chrome JSON or profile-data CSV) to op kinds and print per-op totals, then "
                 "exit");
@@ -94,6 +131,15 @@ int validate_command()
     fmt::print("{}", validate::compare_traces(o.import_trace, o.against));
     return 0;
   }
+  if (!o.write_ops.empty()) {
+    prepare_out_dir(o.write_ops, "--write-testbed-ops");
+    const models::HwProfile hw = load_hw_profile(o.profile);
+    const auto paths           = validate::write_testbed_ops(testbed, hw, o.write_ops);
+    fmt::print("wrote {} files to {}\n", paths.size(), o.write_ops);
+    return 0;
+  }
+  if (!o.testbed_ops.empty())
+    return external_testbed(o);
   if (!o.write_plans.empty()) {
     prepare_out_dir(o.write_plans, "--write-testbed-plans");
     const models::HwProfile hw = load_hw_profile(o.profile);

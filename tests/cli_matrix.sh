@@ -93,6 +93,11 @@ if [ "$input" = global ]; then
   expect 2 'explain' run scenarios/default.yaml --explain NOT_AN_OP --out "$out/bad_explain"
   expect 2 "unknown schedule 'no_such_schedule'" run scenarios/default.yaml --schedule no_such_schedule \
     --out "$out/bad_schedule"
+  ext=validate/testbed/external/decode_t256_c20__dbo
+  expect 0 '' validate --testbed-ops "$ext.yaml" --recording "$ext.csv" --out "$out/external"
+  expect 2 'requires --recording' validate --testbed-ops "$ext.yaml" --out "$out/external_norec"
+  expect 2 'the recording has no event of this op' validate --testbed-ops "$ext.yaml" \
+    --recording validate/testbed/decode_t256_c20__dbo.json --out "$out/external_badrec"
   if expect "0 3" '' validate --baseline validate/baseline.yaml --out "$out/validate"; then
     grep -q '^gate: ok' "$(log_of $n)" || { echo "FAIL: validate's gate did not pass"; fails=$((fails + 1)); }
   fi

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 namespace dbosim::validate {
 
@@ -34,6 +35,57 @@ std::vector<std::string> write_testbed_plans(const std::string& shapes_path, con
       const std::string path    = (fs::path(dir) / (testbed_case_name(s, v) + ".txt")).string();
       write_file_atomic(path, testbed_plan_text(s, v, sched, hw));
       paths.push_back(path);
+    }
+  return paths;
+}
+
+static std::string recording_csv(const std::string& path)
+{
+  std::vector<std::tuple<int, double, double, std::string>> rows; // rep, start, end, op
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(read_input_file(path, max_trace_file_bytes));
+    for (const auto& e : doc.at("traceEvents")) {
+      if (e.value("ph", "") != "X")
+        continue;
+      const auto& a  = e.at("args");
+      const double b = e.at("ts").get<double>();
+      rows.emplace_back(
+          a.at("rep").get<int>(), b, b + e.at("dur").get<double>(),
+          testbed_op_name(a.at("kind").get<std::string>(), a.at("layer").get<int>(), a.at("ubatch").get<int>()));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, 0, "traceEvents", e.what());
+  }
+  std::sort(rows.begin(), rows.end());
+  std::string out = "op,start_us,end_us\n";
+  for (const auto& [rep, b, e, op] : rows)
+    out += fmt::format("{},{:.3f},{:.3f}\n", op, b, e);
+  return out;
+}
+
+std::vector<std::string> write_testbed_ops(const std::string& testbed_dir, const models::HwProfile& hw,
+                                           const std::string& dir)
+{
+  const TestbedShapes shapes = load_testbed_shapes((fs::path(testbed_dir) / "shapes.yaml").string());
+  fs::create_directories(dir);
+  std::vector<std::string> paths;
+  for (const TestbedShape& s : shapes.shapes)
+    for (const TestbedVariant& v : testbed_variants()) {
+      const sim::StepPlan plan  = testbed_step_plan(s, v, hw, shapes.gemm_family);
+      const sim::Schedule sched = sim::build_schedule(plan);
+      const std::string name    = testbed_case_name(s, v);
+      const std::string header =
+          fmt::format("# dbosim external testbed (validate/README.md, \"External testbeds\"): the shipped overlap "
+                      "testbed's\n# {} written by `dbosim validate --write-testbed-ops`.\n# Ops in host issue order, "
+                      "named L<layer>.u<ubatch>.<kind>.\n",
+                      name);
+      paths.push_back((fs::path(dir) / (name + ".yaml")).string());
+      write_file_atomic(paths.back(), testbed_ops_yaml(testbed_ops_of(s, v, sched, hw), header));
+      const fs::path rec = fs::path(testbed_dir) / (name + ".json");
+      if (fs::exists(rec)) {
+        paths.push_back((fs::path(dir) / (name + ".csv")).string());
+        write_file_atomic(paths.back(), recording_csv(rec.string()));
+      }
     }
   return paths;
 }

@@ -16,6 +16,12 @@ namespace dbosim::validate {
 std::vector<std::string> write_testbed_plans(const std::string& shapes_path, const models::HwProfile& hw,
                                              const std::string& dir);
 
+/** @brief Writes DIR/<case>.yaml, every shape x variant of testbed_dir/shapes.yaml as an external-testbed op list,
+ *  and, for each case with a recording in `testbed_dir`, DIR/<case>.csv: the recording as op,start_us,end_us rows
+ *  (repeat after repeat). Returns the paths written. */
+std::vector<std::string> write_testbed_ops(const std::string& testbed_dir, const models::HwProfile& hw,
+                                           const std::string& dir);
+
 /** @brief Compares every case that has a recording in `testbed_dir` (shapes from testbed_dir/shapes.yaml); cases
  *  without a recording are listed in `missing`. */
 std::vector<CaseResult> compare_testbed(const std::string& testbed_dir, const models::HwProfile& hw,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dbosim::validate {
 
 using models::OpKind;
@@ -126,6 +128,51 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
     out += "\n";
   }
   return out;
+}
+
+std::string testbed_op_name(const std::string& kind, int layer, int ubatch)
+{
+  return fmt::format("L{}.u{}.{}", layer, ubatch, kind);
+}
+
+TestbedOps testbed_ops_of(const TestbedShape& s, const TestbedVariant& v, const sim::Schedule& sched,
+                          const models::HwProfile& hw)
+{
+  const int tokens = s.tokens / ubatches_of(v);
+  TestbedOps t;
+  t.name                  = testbed_case_name(s, v);
+  t.profile               = hw.name;
+  t.partition_compute_sms = v.partition ? hw.sm_count - s.comm_ctas : 0;
+  t.partition_comm_sms    = v.partition ? s.comm_ctas : 0;
+  t.comm_high_priority    = v.comm_high_priority;
+  std::vector<int> index_of(sched.num_ops(), -1);
+  for (sim::OpVertex vtx : sched.issue_order) {
+    const sim::Op& op = sched.graph[vtx];
+    TestbedOp o;
+    o.name   = testbed_op_name(sim::op_kind_name(op.kind), op.layer, op.ubatch);
+    o.stream = op.stream;
+    o.ubatch = op.ubatch;
+    for (auto [e, end] = boost::in_edges(vtx, sched.graph); e != end; ++e)
+      if (sched.graph[*e].kind == sim::EdgeKind::data)
+        o.depends_on.push_back(index_of[boost::source(*e, sched.graph)]);
+    std::sort(o.depends_on.begin(), o.depends_on.end());
+    if (sim::is_comm_kind(op.kind)) {
+      o.kernel.kind               = TestbedKernelKind::copy;
+      o.kernel.bytes              = tokens * s.comm_bytes_per_token;
+      o.kernel.ctas               = s.comm_ctas;
+      o.kernel.smem_bytes_per_cta = s.comm_smem_bytes;
+    } else {
+      const GemmDims& d = dims_of(s, op.kind);
+      o.kernel.kind     = TestbedKernelKind::gemm;
+      o.kernel.m        = tokens;
+      o.kernel.n        = d.n;
+      o.kernel.k        = d.k;
+      o.kernel.dtype    = models::DType::bf16;
+    }
+    index_of[vtx] = static_cast<int>(t.ops.size());
+    t.ops.push_back(std::move(o));
+  }
+  return t;
 }
 
 } // namespace dbosim::validate

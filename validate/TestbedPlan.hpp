@@ -6,6 +6,7 @@
 #include "models/HwProfile.hpp"
 #include "sim/Schedule.hpp"
 #include "sim/StepPlan.hpp"
+#include "validate/TestbedOps.hpp"
 #include "validate/TestbedShape.hpp"
 
 #include <string>
@@ -23,5 +24,13 @@ sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, 
 /** @brief The plan file for kernels/overlap_testbed.cu (format in that file's comment). */
 std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, const sim::Schedule& sched,
                               const models::HwProfile& hw);
+
+/** @brief The case as an external-testbed op list (validate/README.md, "External testbeds"): the schedule's ops in
+ *  issue order named `L<layer>.u<ubatch>.<kind>`, each with every op it reads (data edges) as depends_on. */
+TestbedOps testbed_ops_of(const TestbedShape& s, const TestbedVariant& v, const sim::Schedule& sched,
+                          const models::HwProfile& hw);
+
+/** @brief The op name testbed_ops_of gives the op of `kind` in `layer` for micro-batch `ubatch`. */
+std::string testbed_op_name(const std::string& kind, int layer, int ubatch);
 
 } // namespace dbosim::validate

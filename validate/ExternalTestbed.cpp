@@ -1,0 +1,171 @@
+#include "validate/ExternalTestbed.hpp"
+
+#include "config/InputError.hpp"
+#include "models/KernelCost.hpp"
+#include "models/OpTables.hpp"
+#include "sim/ChildProcess.hpp"
+#include "sim/RunStep.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace dbosim::validate {
+
+namespace {
+
+double factor(const models::HwProfile& hw, const std::string& key)
+{
+  auto it = hw.interference.find(key);
+  return it == hw.interference.end() ? 1.0 : it->second;
+}
+
+sim::OpSpec price(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw, int compute_sms)
+{
+  const TestbedKernel& k = op.kernel;
+  if (k.kind == TestbedKernelKind::copy) {
+    if (hw.comm_kernel_bytes_per_s_by_sms.empty())
+      throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no copy-kernel bandwidth curve");
+    const double us = k.bytes / models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, k.ctas) * 1e6;
+    return sim::OpSpec{models::OpKind::D, us, us, 1};
+  }
+  models::KernelWork w;
+  std::string family = "gemm";
+  switch (k.kind) {
+  case TestbedKernelKind::gemm:
+    w = models::gemm_kernel(op.name, k.m, k.n, k.k, k.dtype);
+    break;
+  case TestbedKernelKind::batched_gemm: // `batch` matrices [m x k] x [k x n], each with its own operands
+    w = models::head_bmm_kernel(op.name, k.m, k.batch, k.n, k.k, k.dtype);
+    break;
+  case TestbedKernelKind::grouped_gemm: // `groups` groups of m rows, each with its own weights, all of them active
+    w      = models::grouped_gemm_kernel(op.name, double(k.batch) * k.m, k.batch, k.batch, k.n, k.k, k.dtype);
+    family = "grouped_gemm";
+    break;
+  case TestbedKernelKind::copy:
+    break;
+  }
+  models::OpCost c;
+  try {
+    c = models::sum_kernels(hw, models::OpKind::A0, family, {w});
+  } catch (const std::invalid_argument& e) {
+    throw InputError(t.file, op.line, 0, "kernel", fmt::format("profile {} cannot price it: {}", hw.name, e.what()));
+  }
+  const double part = compute_sms < hw.sm_count ? models::duration_on_sms_us(hw, c, compute_sms) : c.duration_us;
+  return sim::OpSpec{models::OpKind::A0, c.duration_us, part, 1};
+}
+
+std::string simulate_here(const sim::StepPlan& plan, const sim::Schedule& sched)
+{
+  const sim::Timeline tl = sim::run_step(plan, sched).timeline;
+  nlohmann::json out     = nlohmann::json::array();
+  for (sim::OpVertex v = 0; v < sched.num_ops(); ++v)
+    out.push_back({tl.ops[v].start_us, tl.ops[v].end_us});
+  return out.dump();
+}
+
+} // namespace
+
+sim::StepPlan external_step_plan(const TestbedOps& t, const models::HwProfile& hw, std::vector<sim::OpSpec>& specs)
+{
+  const bool partition = t.partition_compute_sms > 0;
+  if (partition && t.partition_compute_sms + t.partition_comm_sms > hw.sm_count)
+    throw InputError(t.file, 0, 0, "partition",
+                     fmt::format("compute_sms {} + comm_sms {} exceed the {} SMs of profile {}",
+                                 t.partition_compute_sms, t.partition_comm_sms, hw.sm_count, hw.name),
+                     fmt::format("<= {}", hw.sm_count));
+  const int compute_sms = partition ? t.partition_compute_sms : hw.sm_count;
+  specs.clear();
+  int smem_copies = 0, copies = 0;
+  for (const TestbedOp& op : t.ops) {
+    specs.push_back(price(t, op, hw, compute_sms));
+    if (op.kernel.kind == TestbedKernelKind::copy) {
+      ++copies;
+      smem_copies += op.kernel.smem_bytes_per_cta > 0;
+    }
+  }
+  // The engine holds one residency rule for every comm kernel of a step.
+  if (smem_copies > 0 && smem_copies < copies)
+    throw InputError(t.file, 0, 0, "smem_bytes_per_cta",
+                     "copy kernels must all reserve shared memory or none (the engine models one residency rule)");
+  sim::StepPlan plan;
+  plan.schedule                      = "external";
+  plan.num_layers                    = 1;
+  plan.host.cuda_graph               = true; // issued ahead of the GPU behind a gate: no launch cost
+  plan.host.kernel_gap_us            = hw.graph_replay_kernel_us;
+  plan.gpu.sm_count                  = hw.sm_count;
+  plan.gpu.comm_sms                  = partition ? t.partition_comm_sms : 0;
+  plan.gpu.comm_uses_sms             = true;
+  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
+  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
+  plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
+  plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
+  // A copy CTA with reserved shared memory (DeepEP's 196608 B) leaves no room for a GEMM CTA on its SM.
+  plan.gpu.comm_needs_whole_sms = smem_copies > 0;
+  return plan;
+}
+
+sim::Schedule external_schedule(const TestbedOps& t, const std::vector<sim::OpSpec>& specs)
+{
+  sim::Schedule s;
+  s.name         = t.name;
+  s.num_layers   = 1;
+  s.num_ubatches = std::max(1, t.num_ubatches());
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
+    const TestbedOp& src = t.ops[i];
+    sim::Op op;
+    op.kind                    = specs[i].kind;
+    op.ubatch                  = src.ubatch;
+    op.stream                  = src.stream;
+    op.host_thread             = src.ubatch;
+    op.issue_index             = static_cast<int>(i);
+    op.duration_us             = specs[i].duration_us;
+    op.partitioned_duration_us = specs[i].partitioned_duration_us;
+    op.kernels                 = specs[i].kernels;
+    const sim::OpVertex v      = boost::add_vertex(s.graph);
+    s.graph[v]                 = op;
+    for (int d : src.depends_on)
+      boost::add_edge(static_cast<sim::OpVertex>(d), v, sim::OpEdge{sim::EdgeKind::data}, s.graph);
+    auto& fifo = s.stream_order[static_cast<int>(src.stream)];
+    if (!fifo.empty())
+      boost::add_edge(fifo.back(), v, sim::OpEdge{sim::EdgeKind::stream}, s.graph);
+    fifo.push_back(v);
+    s.issue_order.push_back(v);
+  }
+  return s;
+}
+
+ExternalPrediction predict_external(const TestbedOps& t, const models::HwProfile& hw)
+{
+  std::vector<sim::OpSpec> specs;
+  const sim::StepPlan plan     = external_step_plan(t, hw, specs);
+  const sim::Schedule sched    = external_schedule(t, specs);
+  const sim::ChildResult child = sim::run_in_child([&] { return simulate_here(plan, sched); });
+  if (!child.ok() || child.payload.empty())
+    throw InternalError(fmt::format("validate: the engine child failed for testbed {} ({}): {}", t.name,
+                                    sim::child_outcome_name(child.outcome), child.message));
+  ExternalPrediction p;
+  double lo = 1e300, hi = -1e300;
+  for (const auto& o : nlohmann::json::parse(child.payload)) {
+    p.span_us.emplace_back(o[0].get<double>(), o[1].get<double>());
+    lo = std::min(lo, p.span_us.back().first);
+    hi = std::max(hi, p.span_us.back().second);
+  }
+  p.makespan_us = p.span_us.empty() ? 0 : hi - lo;
+  return p;
+}
+
+std::vector<CaseResult> compare_external(const TestbedOps& t, const ExternalPrediction& p, const OpRecording& rec,
+                                         double makespan_tolerance_pct, const std::string& source)
+{
+  std::vector<CaseResult> rows;
+  rows.push_back({"external_makespan", t.name, "makespan", "us", p.makespan_us, rec.median_makespan_us(),
+                  makespan_tolerance_pct, source});
+  for (std::size_t i = 0; i < t.ops.size(); ++i)
+    rows.push_back({"external_op", t.name, t.ops[i].name, "us", p.span_us[i].second - p.span_us[i].first,
+                    rec.median_duration_us(t.ops[i].name), 0, source});
+  return rows;
+}
+
+} // namespace dbosim::validate
