@@ -23,5 +23,7 @@ int models_command();
 int hw_command();
 /** @brief `dbosim schedules`: the engine schedules (sim::schedule_registry()): name, micro-batches, order. */
 int schedules_command();
+/** @brief `dbosim backends`: the all-to-all backends (models/All2AllTable.hpp): name, traits, launches, doc. */
+int backends_command();
 
 } // namespace dbosim::cli

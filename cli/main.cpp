@@ -52,6 +52,8 @@ int main(int argc, char** argv)
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
   CLI::App* scheds = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
+  CLI::App* a2a    = app.add_subcommand("backends", "List the all-to-all backends and their traits "
+                                                       "(overlap.all2all_backend NAME)");
 
   CLI::App* validate = cli::add_validate_command(app);
 
@@ -88,6 +90,8 @@ int main(int argc, char** argv)
       return cli::hw_command();
     if (scheds->parsed())
       return cli::schedules_command();
+    if (a2a->parsed())
+      return cli::backends_command();
     if (validate->parsed())
       return cli::validate_command();
   } catch (const InputError& e) {

@@ -6,6 +6,7 @@
 #include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
+#include "models/All2AllTable.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -51,8 +52,6 @@ void read_params(YamlMap& root, Sections& sections, Scenario& s)
               "a scenario without plan:");
   root.finish();
 }
-
-bool is_deepep(All2AllBackend b) { return b != All2AllBackend::nccl; }
 
 /** @brief Cross-key rules, each as vLLM enforces it (or as the deployment makes physically necessary). */
 void check_rules(YamlMap& root, Sections& sec, Scenario& s)
@@ -141,14 +140,14 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
     if (p.ep <= 1 && p.dp <= 1)
       at("overlap").fail(leaf_or_section("overlap", "enable_dbo"), "DBO needs expert or data parallelism",
                          "ep > 1 or dp > 1");
-    if (!is_deepep(p.backend))
+    if (!models::all2all_traits_of(p.backend).dbo)
       at("overlap").fail(leaf_or_section("overlap", "all2all_backend"), "DBO needs a DeepEP all-to-all backend",
-                         "deepep_high_throughput, deepep_low_latency, deepep_v2");
+                         models::all2all_names_where([](const models::All2AllTraits& t) { return t.dbo; }));
   }
-  if (ov.async_combine && !is_deepep(p.backend))
+  if (ov.async_combine && !models::all2all_traits_of(p.backend).async_combine)
     at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
                        "async_combine needs a DeepEP backend (finalize_async)",
-                       "deepep_high_throughput, deepep_low_latency, deepep_v2");
+                       models::all2all_names_where([](const models::All2AllTraits& t) { return t.async_combine; }));
 
   // A serving run keeps every request and every output token's latency: bound the memory up front.
   const RequestWorkload& rq = s.requests;

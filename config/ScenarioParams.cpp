@@ -4,6 +4,7 @@
 #include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/ParamHelpers.hpp"
+#include "models/All2AllTable.hpp"
 #include "sim/ScheduleTable.hpp"
 
 #include <fmt/format.h>
@@ -51,6 +52,16 @@ ParamDecl schedule_param()
               nullptr};
   d.read = [names](YamlMap& m, const std::string& leaf, Scenario& s) { s.overlap.schedule = m.get_enum(leaf, names); };
   return d;
+}
+
+/*** overlap.all2all_backend: a name of the all-to-all table ***/
+
+std::vector<std::pair<std::string, All2AllBackend>> all2all_choices()
+{
+  std::vector<std::pair<std::string, All2AllBackend>> choices;
+  for (const models::All2AllTraits& t : models::all2all_traits)
+    choices.emplace_back(t.name, t.backend);
+  return choices;
 }
 
 /*** model: a zoo name, a path to a HF config.json, or an inline mapping ***/
@@ -162,12 +173,8 @@ std::vector<ParamDecl> build_params()
       [](Scenario & s) -> auto& { return s.overlap.async_combine; }));
   p.push_back(schedule_param());
   p.push_back(enum_param<All2AllBackend>(
-      "overlap.all2all_backend",
-      {{"deepep_high_throughput", All2AllBackend::deepep_high_throughput},
-       {"deepep_low_latency", All2AllBackend::deepep_low_latency},
-       {"deepep_v2", All2AllBackend::deepep_v2},
-       {"nccl", All2AllBackend::nccl}},
-      All2AllBackend::deepep_low_latency, "vLLM --all2all-backend for dispatch/combine",
+      "overlap.all2all_backend", all2all_choices(), All2AllBackend::deepep_low_latency,
+      "vLLM --all2all-backend for dispatch/combine; `dbosim backends` lists them and their traits",
       [](Scenario & s) -> auto& { return s.parallel.backend; }));
 
   p.push_back(enum_param<CudaGraphMode>(

@@ -294,17 +294,10 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
 
 const std::vector<All2AllEntry>& all2all_registry()
 {
-  static const std::vector<All2AllEntry> r = {
-      {"deepep_low_latency", "DeepEP low-latency: per-copy IBGDA RDMA, NVLink inside a node, no SMs held",
-       All2AllBackend::deepep_low_latency, &deepep_ll},
-      {"deepep_high_throughput",
-       "DeepEP normal: chunked NVLink inside a node; RDMA to the same-rail GPU then NVLink forwarding; SM-bounded",
-       All2AllBackend::deepep_high_throughput, &deepep_ht},
-      {"deepep_v2", "DeepEP v2 (ElasticBuffer): the high-throughput data path (no separate v2 facts yet)",
-       All2AllBackend::deepep_v2, &deepep_ht},
-      {"nccl", "NCCL all-to-all: per-peer send/recv, per-message efficiency, channels in flight", All2AllBackend::nccl,
-       &nccl_a2a},
-  };
+#define DBOSIM_ALL2ALL_ENTRY(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model, ...)     \
+  All2AllEntry{#name, doc, All2AllBackend::name, &model},
+  static const std::vector<All2AllEntry> r = {DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_ENTRY)};
+#undef DBOSIM_ALL2ALL_ENTRY
   return r;
 }
 

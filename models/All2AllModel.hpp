@@ -39,7 +39,8 @@ struct RankComm {
 
 using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx);
 
-/** @brief A registry entry: {name, one-line doc, model}. */
+/** @brief A registry entry: {name, one-line doc, model}, one per row of models/All2AllTable.hpp (whose traits
+ *  all2all_traits_of gives). */
 struct All2AllEntry {
   const char* name;
   const char* doc;

@@ -12,46 +12,19 @@ namespace {
 constexpr int scale_group_elements = 128; // DeepEP FP8: one fp32 scale per 128 hidden elements
 constexpr double scale_bytes       = 4.0;
 
-/** Kernel launches: DeepEP high-throughput dispatch = layout/notify + dispatch; low-latency = send + receive
- *  hook (the receive half runs later on the other micro-batch); NCCL = one collective. */
-int launches(OpKind kind, All2AllBackend b)
+/** The kernels a backend launches for D or C (models/All2AllTable.hpp): DeepEP high-throughput dispatch =
+ *  layout/notify + dispatch; low-latency = send + receive hook (the receive half runs later on the other
+ *  micro-batch); NCCL = one collective. */
+const All2AllLaunches& launches(OpKind kind, All2AllBackend b)
 {
-  switch (b) {
-  case All2AllBackend::nccl:
-    return 1;
-  case All2AllBackend::deepep_low_latency:
-    return 2;
-  case All2AllBackend::deepep_high_throughput:
-  case All2AllBackend::deepep_v2:
-    return kind == OpKind::D ? 2 : 1;
-  }
-  return 1;
+  return kind == OpKind::D ? all2all_traits_of(b).dispatch : all2all_traits_of(b).combine;
 }
 
 /** The kernels a backend launches for D or C, and where (for --explain). */
 std::string kernels_launched(OpKind kind, All2AllBackend b)
 {
-  const bool d = kind == OpKind::D;
-  switch (b) {
-  case All2AllBackend::nccl:
-    return "ncclAllToAll-style send/recv (vllm/distributed/device_communicators/all2all.py)";
-  case All2AllBackend::deepep_low_latency:
-    return d ? "DeepEP low_latency_dispatch: send kernel (FP8 cast fused) + recv hook (vllm/model_executor/layers/"
-               "fused_moe/deepep_ll_prepare_finalize.py: prepare)"
-             : "DeepEP low_latency_combine: send kernel + recv hook with the top-k weighted reduce "
-               "(vllm/model_executor/"
-               "layers/fused_moe/deepep_ll_prepare_finalize.py: finalize)";
-  case All2AllBackend::deepep_high_throughput:
-    return d ? "DeepEP get_dispatch_layout + dispatch (vllm/model_executor/layers/fused_moe/"
-               "deepep_ht_prepare_finalize.py: prepare)"
-             : "DeepEP combine (vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: finalize)";
-  case All2AllBackend::deepep_v2:
-    return d ? "DeepEP v2 ElasticBuffer layout + dispatch (vllm/model_executor/layers/fused_moe/prepare_finalize/"
-               "deepep_v2.py: prepare)"
-             : "DeepEP v2 ElasticBuffer combine (vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: "
-               "finalize / finalize_async)";
-  }
-  return "?";
+  const All2AllLaunches& l = launches(kind, b);
+  return fmt::format("{} ({})", l.what, l.source);
 }
 } // namespace
 
@@ -90,7 +63,7 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.duration_us = w.duration_us;
   c.recv_us     = w.recv_us;
   c.bound       = Bound::network;
-  c.kernels     = launches(kind, par.backend);
+  c.kernels     = launches(kind, par.backend).count;
   c.method      = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
              fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
                          "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",

@@ -53,7 +53,7 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
   // DeepEP low-latency hands the experts a masked [experts, max tokens, hidden] FP8 buffer (no permutation); the
   // other backends deliver tokens in arrival order, which the experts permute into expert-contiguous rows first and
   // un-permute and reduce (top-k weights) after.
-  const bool masked     = par.ep > 1 && par.backend == All2AllBackend::deepep_low_latency;
+  const bool masked     = par.ep > 1 && all2all_traits_of(par.backend).masked_expert_input;
   const bool low_bits   = dtype_bytes(m.weight_dtype) < 2;
   const char* src       = masked ? src_masked : src_contig;
   const std::string act = low_bits ? "experts_silu_mul_quant" : "experts_silu_mul";

@@ -52,20 +52,7 @@ std::string bound_name(Bound b)
   return "?";
 }
 
-std::string backend_name(All2AllBackend b)
-{
-  switch (b) {
-  case All2AllBackend::deepep_high_throughput:
-    return "deepep_high_throughput";
-  case All2AllBackend::deepep_low_latency:
-    return "deepep_low_latency";
-  case All2AllBackend::deepep_v2:
-    return "deepep_v2";
-  case All2AllBackend::nccl:
-    return "nccl";
-  }
-  return "?";
-}
+std::string backend_name(All2AllBackend b) { return all2all_traits_of(b).name; }
 
 const OpCost* LayerCosts::find(OpKind k) const
 {

@@ -1,6 +1,7 @@
 /* dbosim — cost of each op of one decoder layer (docs/domain.md §1): FLOPs, bytes and duration from the profile.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
+#include "models/All2AllTable.hpp"
 #include "models/CommSetup.hpp"
 #include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
@@ -22,7 +23,7 @@ enum class Bound { compute, memory, table, network };
 std::string bound_name(Bound b);
 
 enum class Phase { decode, prefill };
-enum class All2AllBackend { deepep_high_throughput, deepep_low_latency, deepep_v2, nccl };
+/** @brief The backend's name (models/All2AllTable.hpp). */
 std::string backend_name(All2AllBackend b);
 
 /** @brief Parallel layout of the deployment, as the cost models need it. */

@@ -1,8 +1,12 @@
 #include "plan/LaunchCommand.hpp"
 
+#include "models/All2AllTable.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace dbosim::plan {
 namespace {
@@ -22,24 +26,24 @@ std::string model_id(const models::ModelSpec& m)
   return id.size() > org_end + 1 ? id : m.name;
 }
 
-/** vLLM's --all2all-backend value for a dbosim backend. vLLM's accepted values: the All2AllBackend Literal in
- *  vllm/config/parallel.py (naive, pplx, deepep_high_throughput, deepep_low_latency, deepep_v2, mori_*, nixl_ep,
+/** vLLM's --all2all-backend value for a dbosim backend (the table's vllm_name). vLLM's accepted values: the
+ *  All2AllBackend Literal in vllm/config/parallel.py (naive, pplx, the DeepEP ones, mori_*, nixl_ep,
  *  allgather_reducescatter, flashinfer_*). dbosim's nccl is the NCCL collective path, vLLM's
  *  allgather_reducescatter (its default). */
-std::string vllm_backend(models::All2AllBackend b)
-{
-  switch (b) {
-  case models::All2AllBackend::deepep_high_throughput:
-  case models::All2AllBackend::deepep_low_latency:
-  case models::All2AllBackend::deepep_v2:
-    return models::backend_name(b);
-  case models::All2AllBackend::nccl:
-    return "allgather_reducescatter";
-  }
-  return models::backend_name(b);
-}
+std::string vllm_backend(models::All2AllBackend b) { return models::all2all_traits_of(b).vllm_name; }
 
-bool is_deepep(models::All2AllBackend b) { return vllm_backend(b).rfind("deepep_", 0) == 0; }
+/** The backends vLLM micro-batches, as "a or b" (vllm/config/vllm.py). */
+std::string ubatching_backends()
+{
+  std::vector<std::string> names;
+  for (const models::All2AllTraits& t : models::all2all_traits)
+    if (t.vllm_ubatching)
+      names.push_back(t.vllm_name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
 
 /** The schedule vLLM's rules pick (StepPlanBuilder's default): dbo for a split step, else async_combine or serial. */
 bool vllm_runs_schedule(const Scenario& s)
@@ -70,8 +74,9 @@ LaunchCommand launch_command(const Scenario& s)
                                  model_id(s.model), par.tp, par.dp, local);
   if (par.ep > 1) {
     args += " --enable-expert-parallel --all2all-backend " + vllm_backend(par.backend);
-    if (par.backend == models::All2AllBackend::nccl)
-      note("dbosim's nccl all-to-all is vLLM's allgather_reducescatter");
+    if (vllm_backend(par.backend) != models::backend_name(par.backend))
+      note(fmt::format("dbosim's {} all-to-all is vLLM's {}", models::backend_name(par.backend),
+                       vllm_backend(par.backend)));
   }
   if (s.cluster.routing.redundant_experts > 0)
     args += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\":{}}}'",
@@ -82,10 +87,9 @@ LaunchCommand launch_command(const Scenario& s)
                         ov.dbo_decode_token_threshold, ov.dbo_prefill_token_threshold);
     // vllm/envs.py: VLLM_DBO_COMM_SMS, the SMs the all-to-all kernels hold under DBO.
     l.env.emplace_back("VLLM_DBO_COMM_SMS", std::to_string(ov.dbo_comm_sms));
-    if (!is_deepep(par.backend) || par.backend == models::All2AllBackend::deepep_v2)
-      note(fmt::format("vLLM's micro-batching asks for deepep_low_latency or deepep_high_throughput "
-                       "(vllm/config/vllm.py); {} may be refused",
-                       vllm_backend(par.backend)));
+    if (!models::all2all_traits_of(par.backend).vllm_ubatching)
+      note(fmt::format("vLLM's micro-batching asks for {} (vllm/config/vllm.py); {} may be refused",
+                       ubatching_backends(), vllm_backend(par.backend)));
   }
   // The scheduler and cache groups.
   args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);

@@ -10,7 +10,6 @@
 
 namespace dbosim::sim {
 
-using models::All2AllBackend;
 using models::Phase;
 
 /* `recv_hooks`: D and C whose model separates a receive kernel run as send + recv hook. */
@@ -114,13 +113,14 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
         fitting);
   }
 
-  // ---- SM partition: DeepEP high-throughput under DBO holds comm_sms; low-latency holds none (max_sms_used 0).
-  const bool ht        = sc.parallel.backend == All2AllBackend::deepep_high_throughput;
-  const bool host_sync = sc.execution.host_sync_after_comm;
+  // ---- SM partition (models/All2AllTable.hpp): a backend that honours dbo_comm_sms (DeepEP high-throughput) holds
+  //      comm_sms under DBO; one whose kernels hold no SMs (DeepEP low-latency, max_sms_used 0) holds none.
+  const models::All2AllTraits& a2a = models::all2all_traits_of(sc.parallel.backend);
+  const bool host_sync             = sc.execution.host_sync_after_comm;
   if (o.dbo_comm_sms < 0 || o.dbo_comm_sms >= hw.sm_count)
     throw InputError(sc.file, 0, 0, "overlap.dbo_comm_sms", fmt::format("{} SMs", o.dbo_comm_sms),
                      fmt::format("0 .. {}", hw.sm_count - 1));
-  bool partition = split && ht && o.dbo_comm_sms > 0;
+  bool partition = split && a2a.honours_dbo_comm_sms && o.dbo_comm_sms > 0;
   if (partition && host_sync) {
     partition = false;
     plan.notes.emplace_back("host_sync_after_comm (ROCm DeepEP high-throughput): comm SMs forced to 0");
@@ -133,7 +133,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   }
   plan.gpu.sm_count      = hw.sm_count;
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
-  plan.gpu.comm_uses_sms = sc.parallel.backend != All2AllBackend::deepep_low_latency;
+  plan.gpu.comm_uses_sms = a2a.holds_sms;
   if (plan.gpu.comm_uses_sms) {
     plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
     plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
@@ -143,10 +143,10 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   // DeepEP's high-throughput kernels reserve more than half an SM's shared memory per CTA (intranode dispatch: 768
   // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
   // one CTA per SM and no compute CTA beside it.
-  plan.gpu.comm_needs_whole_sms = ht;
+  plan.gpu.comm_needs_whole_sms = a2a.whole_sm_ctas;
   // DeepEP low-latency under DBO: vLLM asks for return_recv_hook, so each D and C is a send kernel, then its data in
   // flight with no SMs held, then a recv kernel that the other micro-batch's thread issues.
-  const bool recv_hooks = split && sc.parallel.backend == All2AllBackend::deepep_low_latency;
+  const bool recv_hooks = split && a2a.has_recv_hook;
   if (recv_hooks && sc.parallel.ep > 1)
     plan.notes.emplace_back("DeepEP low-latency under DBO: D and C run as send + recv hook (return_recv_hook)");
   for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,

@@ -7,6 +7,7 @@
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/YamlMap.hpp"
+#include "models/All2AllTable.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpCost.hpp"
@@ -85,12 +86,13 @@ double predict_all_to_all(YamlMap& m, const std::string& metric)
   models::ParallelSpec par;
   par.ep = m.get_int("ep", 1, 4096);
   par.dp = m.get_int("dp", 1, 4096, par.ep);
-  const std::string backend =
-      m.get_enum("backend", {"deepep_low_latency", "deepep_high_throughput", "deepep_v2", "nccl"});
-  par.backend               = backend == "deepep_low_latency"       ? models::All2AllBackend::deepep_low_latency
-                              : backend == "deepep_high_throughput" ? models::All2AllBackend::deepep_high_throughput
-                              : backend == "deepep_v2"              ? models::All2AllBackend::deepep_v2
-                                                                    : models::All2AllBackend::nccl;
+  std::vector<std::string> backends;
+  for (const models::All2AllTraits& t : models::all2all_traits)
+    backends.push_back(t.name);
+  const std::string backend = m.get_enum("backend", backends);
+  for (const models::All2AllTraits& t : models::all2all_traits)
+    if (backend == t.name)
+      par.backend = t.backend;
   const models::OpKind kind = m.get_enum("op", {"D", "C"}) == "D" ? models::OpKind::D : models::OpKind::C;
   const models::StepShape s = shape_of(m);
   // The benchmark's fabric: the profile's network facts (or `network`), its NVLink domain, the kernel's SMs.
