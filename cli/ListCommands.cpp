@@ -30,9 +30,9 @@ int hw_command()
 
 int schedules_command()
 {
-  fmt::print("{:<18} {:>13}  {}\n", "schedule", "micro-batches", "order");
+  fmt::print("{:<18} {:>13}  {:<51} {}\n", "schedule", "micro-batches", "engines", "order");
   for (const sim::ScheduleEntry& e : sim::schedule_registry())
-    fmt::print("{:<18} {:>13}  {}\n", e.name, e.num_ubatches, e.doc);
+    fmt::print("{:<18} {:>13}  {:<51} {}\n", e.name, e.num_ubatches, e.engines, e.doc);
   return 0;
 }
 

@@ -8,7 +8,7 @@ namespace dbosim::sim {
 
 const std::vector<ScheduleEntry>& schedule_registry()
 {
-#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, doc) ScheduleEntry{#name, doc, &build_##name, ubatches},
+#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, engines, doc) ScheduleEntry{#name, doc, &build_##name, ubatches, engines},
   static const std::vector<ScheduleEntry> table{DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_ENTRY)};
 #undef DBOSIM_SCHEDULE_ENTRY
   return table;

@@ -15,7 +15,8 @@ struct ScheduleEntry {
   const char* name;
   const char* doc;
   ScheduleFactory build;
-  int num_ubatches; ///< the micro-batches the schedule needs
+  int num_ubatches;    ///< the micro-batches the schedule needs
+  const char* engines; ///< the serving engines that issue this order (ScheduleTable.hpp)
 };
 
 /** @brief All schedules, in a fixed order. */
@@ -27,7 +28,7 @@ std::string schedule_names();
 Schedule build_schedule(const StepPlan& plan);
 
 // The builders (sim/schedules/*.cpp).
-#define DBOSIM_SCHEDULE_BUILDER(name, ubatches, doc) Schedule build_##name(const StepPlan& plan);
+#define DBOSIM_SCHEDULE_BUILDER(name, ubatches, engines, doc) Schedule build_##name(const StepPlan& plan);
 DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_BUILDER)
 #undef DBOSIM_SCHEDULE_BUILDER
 
