@@ -1,5 +1,6 @@
 #include "cli/ServingCommand.hpp"
 
+#include "cli/Progress.hpp"
 #include "config/AtomicFile.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "serving/BucketError.hpp"
@@ -59,14 +60,13 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   const KvCapacity kv  = kv_capacity(s);
   ServingParams params = serving_params(s, kv);
   if (isatty(STDERR_FILENO)) // progress for a person watching; never in a log or a pipe (outputs stay reproducible)
-    params.on_progress = [t0, last = t0](int pass, std::size_t done, std::size_t total) mutable {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(500))
-        return;
-      last = now;
-      fmt::print(stderr, "\rserving run: pass {}, {}/{} requests finished, {:.0f} s", pass, done, total,
-                 std::chrono::duration<double>(now - t0).count());
-      std::fflush(stderr);
+    params.on_progress = [bar       = Progress("serving run: requests finished", 0, false),
+                          pass_seen = -1](int pass, std::size_t done, std::size_t total) mutable {
+      if (pass != pass_seen) {
+        pass_seen = pass;
+        bar       = Progress(fmt::format("serving run, pass {}: requests finished", pass), total);
+      }
+      bar.update(done);
     };
   std::vector<Request> requests = make_requests(s.requests, s.seed);
   EngineOracle oracle(s, 0, simgrid_args);

@@ -1,6 +1,7 @@
 /* dbosim sweep: every point of the `sweep:` section runs as `dbosim run` in its own process (SimGrid allows one
- * simulation per process), at most -j at once, with a progress bar on stderr; the rows are merged in point order, so
- * sweep.csv is byte-identical whatever -j. */
+ * simulation per process), at most -j at once, with a progress line on stderr when it is a terminal
+ * (cli/Progress.hpp); the rows are merged in point order, so sweep.csv is byte-identical whatever -j. */
+#include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 
 #include "config/AtomicFile.hpp"
@@ -75,16 +76,6 @@ sim::ChildProcess start_point(const std::string& exe, const std::string& yaml, c
     execl(exe.c_str(), exe.c_str(), "run", yaml.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   });
-}
-
-void progress(std::size_t done, std::size_t total)
-{
-  constexpr int width = 40;
-  const int filled    = total ? static_cast<int>(width * done / total) : width;
-  fmt::print(stderr, "\r[{}{}] {}/{} points", std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(width - filled), ' '), done, total);
-  if (done == total)
-    fmt::print(stderr, "\n");
 }
 
 const char* const serving_cols[] = {"mean_ttft_ms",
@@ -224,7 +215,9 @@ int sweep_command(const SweepOptions& opt)
     fmt::print(stderr, "resuming: {} of {} points already finished\n", done, points.size());
   std::vector<std::pair<sim::ChildProcess, std::size_t>> running;
   const StopOnSignal stop;
-  progress(done, points.size());
+  const std::size_t resumed = done;
+  Progress bar("sweep points", points.size());
+  bar.update(done, resumed);
   while (done < points.size() && !StopOnSignal::requested()) {
     while (next < points.size() && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
       if (rc[next] != 0)
@@ -236,7 +229,7 @@ int sweep_command(const SweepOptions& opt)
       if (const std::optional<sim::ChildResult> r = it->first.try_wait()) {
         rc[it->second] = r->exit_code; // 128 + signal for a point killed by one
         it             = running.erase(it);
-        progress(++done, points.size());
+        bar.update(++done, resumed);
         ended = true;
       } else {
         ++it;
