@@ -2,6 +2,7 @@
 
 #include "config/InputError.hpp"
 #include "config/InputFile.hpp"
+#include "validate/TraceImport.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,23 +33,10 @@ struct Event {
 
 std::vector<Event> read_chrome(const std::string& path, const std::string& text)
 {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, 0, 0, "json", e.what());
-  }
-  const nlohmann::json* events = &doc;
-  if (doc.is_object()) {
-    if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())
-      throw InputError(path, 0, 0, "traceEvents", "missing or not an array");
-    events = &doc["traceEvents"];
-  } else if (!doc.is_array()) {
-    throw InputError(path, 0, 0, "traceEvents", "a Chrome trace is an object with traceEvents or an event array");
-  }
+  const nlohmann::json events = chrome_trace_events(path, text);
   std::vector<Event> out;
-  for (std::size_t i = 0; i < events->size(); ++i) {
-    const nlohmann::json& e = (*events)[i];
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::json& e = events[i];
     if (!e.is_object() || !e.contains("ph") || e["ph"] != "X")
       continue; // metadata, counters, instants: not kernels
     const std::string key = fmt::format("traceEvents[{}]", i);

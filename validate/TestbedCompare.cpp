@@ -22,20 +22,31 @@ namespace fs = std::filesystem;
 
 static const char* const op_kinds[] = {"A0", "A1", "D", "MLP", "S", "C"};
 
+namespace {
+
+/** @brief Calls `f(shape, variant, schedule)` for every shipped testbed case (shape x variant) in the shapes' order:
+ *  what the two writers below export, each in its own format. */
+template <class F> void for_each_testbed_schedule(const TestbedShapes& shapes, const models::HwProfile& hw, F&& f)
+{
+  for (const TestbedShape& s : shapes.shapes)
+    for (const TestbedVariant& v : testbed_variants())
+      f(s, v, sim::build_schedule(testbed_step_plan(s, v, hw, shapes.gemm_family)));
+}
+
+} // namespace
+
 std::vector<std::string> write_testbed_plans(const std::string& shapes_path, const models::HwProfile& hw,
                                              const std::string& dir)
 {
   const TestbedShapes shapes = load_testbed_shapes(shapes_path);
   fs::create_directories(dir);
   std::vector<std::string> paths;
-  for (const TestbedShape& s : shapes.shapes)
-    for (const TestbedVariant& v : testbed_variants()) {
-      const sim::StepPlan plan  = testbed_step_plan(s, v, hw, shapes.gemm_family);
-      const sim::Schedule sched = sim::build_schedule(plan);
-      const std::string path    = (fs::path(dir) / (testbed_case_name(s, v) + ".txt")).string();
-      write_file_atomic(path, testbed_plan_text(s, v, sched, hw));
-      paths.push_back(path);
-    }
+  for_each_testbed_schedule(shapes, hw,
+                            [&](const TestbedShape& s, const TestbedVariant& v, const sim::Schedule& sched) {
+                              const std::string path = (fs::path(dir) / (testbed_case_name(s, v) + ".txt")).string();
+                              write_file_atomic(path, testbed_plan_text(s, v, sched, hw));
+                              paths.push_back(path);
+                            });
   return paths;
 }
 
@@ -69,24 +80,22 @@ std::vector<std::string> write_testbed_ops(const std::string& testbed_dir, const
   const TestbedShapes shapes = load_testbed_shapes((fs::path(testbed_dir) / "shapes.yaml").string());
   fs::create_directories(dir);
   std::vector<std::string> paths;
-  for (const TestbedShape& s : shapes.shapes)
-    for (const TestbedVariant& v : testbed_variants()) {
-      const sim::StepPlan plan  = testbed_step_plan(s, v, hw, shapes.gemm_family);
-      const sim::Schedule sched = sim::build_schedule(plan);
-      const std::string name    = testbed_case_name(s, v);
-      const std::string header =
-          fmt::format("# dbosim external testbed (validate/README.md, \"External testbeds\"): the shipped overlap "
-                      "testbed's\n# {} written by `dbosim validate --write-testbed-ops`.\n# Ops in host issue order, "
-                      "named L<layer>.u<ubatch>.<kind>.\n",
-                      name);
-      paths.push_back((fs::path(dir) / (name + ".yaml")).string());
-      write_file_atomic(paths.back(), testbed_ops_yaml(testbed_ops_of(s, v, sched, hw), header));
-      const fs::path rec = fs::path(testbed_dir) / (name + ".json");
-      if (fs::exists(rec)) {
-        paths.push_back((fs::path(dir) / (name + ".csv")).string());
-        write_file_atomic(paths.back(), recording_csv(rec.string()));
-      }
-    }
+  for_each_testbed_schedule(
+      shapes, hw, [&](const TestbedShape& s, const TestbedVariant& v, const sim::Schedule& sched) {
+        const std::string name = testbed_case_name(s, v);
+        const std::string header =
+            fmt::format("# dbosim external testbed (validate/README.md, \"External testbeds\"): the shipped overlap "
+                        "testbed's\n# {} written by `dbosim validate --write-testbed-ops`.\n# Ops in host issue order, "
+                        "named L<layer>.u<ubatch>.<kind>.\n",
+                        name);
+        paths.push_back((fs::path(dir) / (name + ".yaml")).string());
+        write_file_atomic(paths.back(), testbed_ops_yaml(testbed_ops_of(s, v, sched, hw), header));
+        const fs::path rec = fs::path(testbed_dir) / (name + ".json");
+        if (fs::exists(rec)) {
+          paths.push_back((fs::path(dir) / (name + ".csv")).string());
+          write_file_atomic(paths.back(), recording_csv(rec.string()));
+        }
+      });
   return paths;
 }
 

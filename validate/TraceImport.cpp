@@ -96,23 +96,11 @@ std::string text_field(const std::string& path, const nlohmann::json& e, const c
   return e[key].get<std::string>();
 }
 
-std::vector<TraceKernel> read_chrome(const std::string& path, std::istream& in)
+std::vector<TraceKernel> read_chrome(const std::string& path, const std::string& text)
 {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
-    throw InputError(path, 0, 0, "json", e.what());
-  }
-  const nlohmann::json* events = &doc;
-  if (doc.is_object()) {
-    if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())
-      throw InputError(path, 0, 0, "traceEvents", "missing or not an array");
-    events = &doc["traceEvents"];
-  } else if (!doc.is_array())
-    throw InputError(path, 0, 0, "traceEvents", "a trace is an object with traceEvents or an array of events");
+  const nlohmann::json events = chrome_trace_events(path, text);
   std::vector<TraceKernel> out;
-  for (const auto& e : *events) {
+  for (const auto& e : events) {
     if (!e.is_object() || text_field(path, e, "ph") != "X")
       continue;
     if (!e.contains("ts") || !e.contains("dur") || !e["ts"].is_number() || !e["dur"].is_number())
@@ -144,12 +132,32 @@ bool has(const std::string& field, const char* pattern)
 
 } // namespace
 
+nlohmann::json chrome_trace_events(const std::string& path, const std::string& text)
+{
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers such as 1E1643
+    throw InputError(path, 0, 0, "json", e.what());
+  }
+  if (doc.is_object()) {
+    if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())
+      throw InputError(path, 0, 0, "traceEvents", "missing or not an array");
+    return std::move(doc["traceEvents"]);
+  }
+  if (!doc.is_array())
+    throw InputError(path, 0, 0, "traceEvents", "a trace is an object with traceEvents or an array of events");
+  return doc;
+}
+
 std::vector<TraceKernel> read_trace(const std::string& path)
 {
-  std::istringstream in(read_input_file(path, max_trace_file_bytes));
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".csv")
+  const std::string text = read_input_file(path, max_trace_file_bytes);
+  if (path.size() > 4 && path.substr(path.size() - 4) == ".csv") {
+    std::istringstream in(text);
     return read_csv(path, in);
-  return read_chrome(path, in);
+  }
+  return read_chrome(path, text);
 }
 
 std::string op_kind_of(const TraceKernel& k)

@@ -17,6 +17,8 @@
  * A rule on a field the input lacks (a Chrome trace has no cls or phase; its "cat" and "args" are used when present)
  * does not match. Kernels of kind "other" are counted but not compared. */
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +31,11 @@ struct TraceKernel {
   double start_us = 0;
   double dur_us   = 0;
 };
+
+/** @brief The event array of a Chrome trace's text: the document's traceEvents, or the document itself when it is an
+ *  array. @throws InputError naming `path` for malformed JSON or a document without an event array. Every Chrome
+ *  trace dbosim reads (imported traces, external testbed recordings) goes through it. */
+nlohmann::json chrome_trace_events(const std::string& path, const std::string& text);
 
 /** @brief Reads a trace: *.csv (profile-data kernel CSV) or Chrome trace JSON (object with traceEvents, or an array
  *  of events); only complete events (ph "X") are kernels. @throws InputError on a malformed file. */
