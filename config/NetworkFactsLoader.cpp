@@ -112,8 +112,21 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   f.switch_latency_us             = 1e6 * sourced_quantity(root, "switch_latency", UnitKind::time, 1e-6, 0, 1e-3, f);
   f.leaf_switch_down_ports        = sourced_int(root, "leaf_switch_down_ports", 1, 4096, f);
   f.deepep_call_fixed_us          = 1e6 * sourced_quantity(root, "deepep_call_fixed", UnitKind::time, 1e-6, 0, 1e-3, f);
-  f.ht_chunks                     = ht_chunks(root, f);
-  f.nccl_channels                 = sourced_int(root, "nccl_channels", 1, 1024, f);
+  // The receive kernels' fixed parts are parts of the call's fixed cost: at most deepep_call_fixed.
+  auto recv_fixed_us = [&](const std::string& key) {
+    const double v = 1e6 * sourced_quantity(root, key, UnitKind::time, 1e-6, 0, 1e-3, f);
+    if (v > f.deepep_call_fixed_us)
+      root.get_map(key).fail("value",
+                             fmt::format("{} us exceeds deepep_call_fixed ({} us), the whole call's fixed cost "
+                                         "of which the receive kernel's is a part",
+                                         v, f.deepep_call_fixed_us),
+                             fmt::format("0..{} us", f.deepep_call_fixed_us));
+    return v;
+  };
+  f.deepep_ll_dispatch_recv_fixed_us = recv_fixed_us("deepep_ll_dispatch_recv_fixed");
+  f.deepep_ll_combine_recv_fixed_us  = recv_fixed_us("deepep_ll_combine_recv_fixed");
+  f.ht_chunks                        = ht_chunks(root, f);
+  f.nccl_channels                    = sourced_int(root, "nccl_channels", 1, 1024, f);
   scale_up(root, f);
   root.finish();
   return f;

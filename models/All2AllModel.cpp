@@ -158,12 +158,14 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     const double lat = 2 * (c.rdma_bytes > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
     // Receive side: dispatch copies its arrivals into the packed layout (read + write); combine reads the copies
     // and writes one BF16 row per home token.
-    const double tokens = home_tokens_x_k / ctx.model->top_k;
-    const double pass   = tr ? rall + tokens * combine_bytes_per_copy(*ctx.model) : 2 * rall;
-    c.recv_us           = hbm_us(pass, *ctx.hw);
-    c.duration_us       = n.deepep_call_fixed_us + lat + c.recv_us + std::max(t_nvl, t_rdma);
-    c.reported_bytes    = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
-    c.bottleneck        = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
+    const double tokens  = home_tokens_x_k / ctx.model->top_k;
+    const double pass    = tr ? rall + tokens * combine_bytes_per_copy(*ctx.model) : 2 * rall;
+    const double pass_us = hbm_us(pass, *ctx.hw);
+    // The receive kernel (a hook under DBO, on the compute stream): its pass plus its part of the call's fixed cost.
+    c.recv_us        = pass_us + (tr ? n.deepep_ll_combine_recv_fixed_us : n.deepep_ll_dispatch_recv_fixed_us);
+    c.duration_us    = n.deepep_call_fixed_us + lat + pass_us + std::max(t_nvl, t_rdma);
+    c.reported_bytes = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
+    c.bottleneck     = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }
   return out;
 }

@@ -23,7 +23,13 @@ struct NetworkFacts {
    *  launch, the grid-wide sync between the send and receive phases, the per-expert count exchange with every rank
    *  and the clean of the next buffer — added to the data's time on the links. */
   double deepep_call_fixed_us = 0;
-  int leaf_switch_down_ports  = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
+  /** DeepEP low-latency with a receive hook (return_recv_hook, under DBO/TBO): the part of `deepep_call_fixed_us`
+   *  that the receive kernel spends on the compute stream whatever its payload (polling every rank's per-expert
+   *  count, the grid sync, the scale layout), by kind; the rest stays with the send kernel and the flight. Each is at
+   *  most `deepep_call_fixed_us`. */
+  double deepep_ll_dispatch_recv_fixed_us = 0;
+  double deepep_ll_combine_recv_fixed_us  = 0;
+  int leaf_switch_down_ports              = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
   /** DeepEP high-throughput: tokens per chunk (one message and one tail-flag update) by EP size, as DeepEP's
    *  recommended configs set them; rows ascending in `ep`. */
   struct HtChunks {

@@ -66,6 +66,10 @@ ClusterTimeline ClusterEngine::replay(int steps) const
   out.classes.assign(k, Timeline{});
   std::vector<double> step_start(k, 0.0), drained(k), s(k);
   std::vector<double> start(n * k), end(n * k), done(n * k);
+  // A rank's flights take its links one after the other (StreamActors' flight actor): a flight sent while another is
+  // in the air starts when that one has landed for every rank. Flights are sent from one stream, so the topological
+  // order visits them in their sending order.
+  std::vector<double> air_free(k, 0.0);
   for (int step = 0; step < steps; ++step) {
     for (OpVertex v : order) {
       const std::size_t r = v * k;
@@ -76,18 +80,21 @@ ClusterTimeline ClusterEngine::replay(int steps) const
         for (std::size_t c = 0; c < k; ++c)
           s[c] = std::max(s[c], ready[c]);
       }
-      double coll_end = 0;
+      double coll_end   = 0;
+      const bool in_air = g0[v].flight_us > 0;
       for (std::size_t c = 0; c < k; ++c) {
         start[r + c] = s[c];
         end[r + c]   = s[c] + dur[r + c];
-        done[r + c]  = end[r + c] + flight[r + c]; // a send kernel ends alone; its data lands after its flight
-        coll_end     = std::max(coll_end, done[r + c]);
+        // A send kernel ends alone; its data lands after its flight, which starts once the rank's previous one landed.
+        done[r + c] = (in_air ? std::max(end[r + c], air_free[c]) : end[r + c]) + flight[r + c];
+        coll_end    = std::max(coll_end, done[r + c]);
       }
       if (is_comm_kind(g0[v].kind)) { // a collective ends (lands) for every rank when its slowest rank's part does
-        const bool in_air = g0[v].flight_us > 0;
         for (std::size_t c = 0; c < k; ++c)
           (in_air ? done : end)[r + c] = coll_end;
-        if (!in_air)
+        if (in_air)
+          std::fill(air_free.begin(), air_free.end(), coll_end);
+        else
           std::copy_n(&end[r], k, &done[r]);
       }
     }

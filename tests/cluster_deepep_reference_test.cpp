@@ -241,3 +241,28 @@ TEST_CASE("cluster::DeepEP high-throughput bandwidth on H800 (A2) within 15%", "
   Fixture f;
   CHECK(check_a2(f, ref) == 0);
 }
+
+// The receive kernels' fixed parts (hwprofiles/network/*.yaml deepep_ll_*_recv_fixed) come from DeepEP's hook run at
+// 128 tokens per rank, top-8, 288 experts (PR #425: dispatch recv median 31.5 us, combine recv 10.19 us): the model's
+// receive kernel at that point must give those times back, and stay inside the call's total.
+TEST_CASE("cluster::DeepEP low-latency receive kernels: the hook run's measured times, inside the call",
+          "[quick][cluster]")
+{
+  Fixture f;
+  for (OpKind kind : {OpKind::D, OpKind::C}) {
+    const double measured = kind == OpKind::D ? 31.5 : 10.19;
+    const std::vector<RankComm> r =
+        run(f, All2AllBackend::deepep_low_latency, kind, 16, 288, 128, /*groups=*/1, /*topk_groups=*/1);
+    double recv = 0;
+    for (const RankComm& c : r) {
+      CHECK(c.recv_us < c.duration_us);
+      recv += c.recv_us / static_cast<double>(r.size());
+    }
+    INFO((kind == OpKind::D ? "D" : "C") << " recv " << recv << " us, measured " << measured);
+    CHECK(recv == Approx(measured).epsilon(0.05));
+  }
+  // Without the fixed parts the receive kernel is its HBM pass alone: several times shorter than measured.
+  f.net.deepep_ll_dispatch_recv_fixed_us = 0;
+  const std::vector<RankComm> bare       = run(f, All2AllBackend::deepep_low_latency, OpKind::D, 16, 288, 128, 1, 1);
+  CHECK(bare[0].recv_us < 31.5 / 4);
+}

@@ -4,6 +4,7 @@
 #include "TempDir.hpp"
 #include "config/InputError.hpp"
 #include "config/InputFile.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "config/OutputDir.hpp"
 #include "config/ScenarioLoader.hpp"
 
@@ -106,4 +107,18 @@ TEST_CASE("cli: a non-UTF-8 scenario file name is refused before anything runs",
   CHECK(rc == 2);
   CHECK(err.find("the path is not valid UTF-8") != std::string::npos);
   CHECK(!std::filesystem::exists(dir.path() + "/out/summary.json"));
+}
+
+TEST_CASE("config::NetworkFactsLoader: a receive kernel's fixed part longer than the call's is refused", "[quick]")
+{
+  TempDir dir;
+  std::ifstream in(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/network/h200.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "deepep_ll_dispatch_recv_fixed: {value: \"26.5us\"";
+  REQUIRE(yaml.find(key) != std::string::npos);
+  yaml.replace(yaml.find(key), key.size(), "deepep_ll_dispatch_recv_fixed: {value: \"40us\"");
+  const std::string file = dir.write("links.yaml", yaml);
+  const std::string err  = error_of([&] { load_network_facts(file); });
+  CHECK(err.find(file) != std::string::npos);
+  CHECK(err.find("deepep_ll_dispatch_recv_fixed") != std::string::npos);
 }

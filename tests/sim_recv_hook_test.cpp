@@ -1,5 +1,6 @@
-/* Recv hooks (DeepEP low-latency with return_recv_hook, as vLLM runs it under DBO): a collective is a send kernel,
- * then its data in flight on no stream, then a recv kernel on the comm stream that waits for the landing. Plans,
+/* Recv hooks (DeepEP low-latency with return_recv_hook, as vLLM and SGLang run it under DBO/TBO): a collective is a
+ * send kernel, then its data in flight on no stream, then a recv kernel on the compute stream that waits for the
+ * landing. Plans,
  * schedules, the single-rank engine, the cluster's SimGrid run and max-plus replay, and the timeline checker. One
  * simulation per process: each runs in a forked child. */
 #include "config/InputError.hpp"
@@ -13,6 +14,7 @@
 #include "InChild.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -95,7 +97,9 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
     CHECK(op.kind == want[i].first);
     CHECK(op.ubatch == want[i].second);
     CHECK(op.host_thread == (is_recv_hook(op.kind) ? 1 - op.ubatch : op.ubatch));
-    CHECK(op.stream == (is_all_to_all_part(op.kind) ? StreamId::comm : StreamId::compute));
+    // Sends on the comm stream; a recv hook on the compute stream of the thread that runs it (vLLM's low-latency
+    // prepare/finalize switches no stream), where it takes its time from compute.
+    CHECK(op.stream == (is_comm_kind(op.kind) ? StreamId::comm : StreamId::compute));
   }
   // The experts read the recv hook's output, the next layer's attention the combine's recv.
   auto reads = [&](OpVertex consumer, OpVertex producer) {
@@ -109,6 +113,36 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
   const OpVertex d      = find_op(serial, OpKind::D, 0, 0);
   CHECK(serial.graph[serial.issue_order[static_cast<std::size_t>(serial.graph[d].issue_index) + 1]].kind ==
         OpKind::D_recv);
+}
+
+TEST_CASE("sim::recv hooks: DeepSeek's and SGLang's decode orders run each recv on the compute stream, just before "
+          "its reader",
+          "[quick]")
+{
+  for (const char* name : {"deepseek_decode", "sglang_tbo"}) {
+    INFO(name);
+    const Schedule sched = build_schedule(with_hooks(synthetic_plan(name, 4, 1, 2, layer()), 8, 12));
+    // Layer 1 (the first MoE layer; A0_0 A1_0 the prologue), compute stream: S_0 A0_1 D_0 recv MLP_0 A1_1 S_1 C_0 recv
+    // A0_0(2) D_1 recv MLP_1 A1_0(2) C_1 recv.
+    std::string got;
+    for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::compute)]) {
+      const Op& op = sched.graph[v];
+      const bool in_layer =
+          op.layer == 1 || (op.layer == 2 && (op.kind == OpKind::A0 || op.kind == OpKind::A1) && op.ubatch == 0);
+      if (in_layer)
+        got += fmt::format("{}{}/{}", got.empty() ? "" : " ", op_kind_name(op.kind), op.ubatch);
+    }
+    CHECK(got == "A0/0 A1/0 S/0 A0/1 D_recv/0 MLP/0 A1/1 S/1 C_recv/0 A0/0 D_recv/1 MLP/1 A1/0 C_recv/1");
+    // The sends stay on the comm stream, and the readers wait for the recv kernels.
+    std::string comm;
+    for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::comm)])
+      if (sched.graph[v].layer == 1)
+        comm +=
+            fmt::format("{}{}/{}", comm.empty() ? "" : " ", op_kind_name(sched.graph[v].kind), sched.graph[v].ubatch);
+    CHECK(comm == "D/0 C/0 D/1 C/1");
+    CHECK(boost::edge(find_op(sched, OpKind::D_recv, 1, 0), find_op(sched, OpKind::MLP, 1, 0), sched.graph).second);
+    CHECK(boost::edge(find_op(sched, OpKind::C_recv, 1, 1), find_op(sched, OpKind::A0, 2, 1), sched.graph).second);
+  }
 }
 
 namespace {
@@ -206,20 +240,26 @@ TEST_CASE("sim::recv hooks: the max-plus replay equals the SimGrid run, every ra
       CHECK(fast.classes[c].ops[v].arrive_us == Approx(sim.arrive[c][v]).margin(1e-6));
     }
   // A collective lands for everyone when the slowest rank's data has: every class's recv hook starts after the
-  // latest own send end + own flight over all classes (one step: every class's records start from the same instant).
+  // latest own send end + own flight over all classes (one step: every class's records start from the same instant);
+  // a flight sent while the previous one is in the air starts when that one has landed.
   const ClusterTimeline one = engine.replay(1);
-  for (std::size_t v = 0; v < n; ++v) {
+  double air_free           = 0;
+  int queued                = 0;
+  for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::comm)]) {
     if (sched.graph[v].flight_us <= 0)
       continue;
     double latest = 0;
     for (std::size_t c = 0; c < 3; ++c) {
       const OpSpec* spec =
           plans[c].ubatches[static_cast<std::size_t>(sched.graph[v].ubatch)].find(true, sched.graph[v].kind);
-      latest = std::max(latest, one.classes[c].ops[v].end_us + spec->flight_us);
+      queued += one.classes[c].ops[v].end_us < air_free;
+      latest = std::max(latest, std::max(one.classes[c].ops[v].end_us, air_free) + spec->flight_us);
     }
     for (std::size_t c = 0; c < 3; ++c)
       CHECK(one.classes[c].ops[v].arrive_us == Approx(latest).margin(1e-9));
+    air_free = latest;
   }
+  CHECK(queued > 0); // the recv hooks on the compute stream let a send leave while the other micro-batch's flies
 }
 
 TEST_CASE("sim::TimelineCheck: a recv hook that starts before its collective lands, or a flight too short", "[quick]")

@@ -5,7 +5,9 @@
  * layer L+1's, and the first MoE layer's A0_1 A1_1 form the prologue. Without recv hooks a recv is not an op of its
  * own: the consumer's wait on the collective's event is the data edge D -> MLP (C -> A0), and its host cost is counted
  * there. With them (DeepEP low-latency, return_recv_hook) each recv is a kernel issued at its place above by the
- * other micro-batch's thread, which runs the registered hook before its own next step (dbo_maybe_run_recv_hook). */
+ * other micro-batch's thread, which runs the registered hook before its own next step (dbo_maybe_run_recv_hook), on
+ * that thread's current stream, the compute stream (vLLM's DeepEP low-latency prepare/finalize switches no stream): a
+ * receive kernel takes its time from compute. */
 #include "sim/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {
@@ -26,21 +28,21 @@ Schedule build_dbo(const StepPlan& plan)
     b.issue(OpKind::D, layer, 1, comm);
     b.issue(OpKind::A0, layer, 0, comp);
     b.issue(OpKind::A1, layer, 0, comp);
-    b.issue_recv_hook(OpKind::D, layer, 1, comm, 0);
+    b.issue_recv_hook(OpKind::D, layer, 1, comp, 0);
     b.issue(OpKind::D, layer, 0, comm);
     b.issue(OpKind::MLP, layer, 1, comp);
-    b.issue_recv_hook(OpKind::D, layer, 0, comm, 1);
+    b.issue_recv_hook(OpKind::D, layer, 0, comp, 1);
     b.issue(OpKind::C, layer, 1, comm);
     b.issue(OpKind::S, layer, 1, comp);
     b.issue(OpKind::MLP, layer, 0, comp);
-    b.issue_recv_hook(OpKind::C, layer, 1, comm, 0);
+    b.issue_recv_hook(OpKind::C, layer, 1, comp, 0);
     b.issue(OpKind::C, layer, 0, comm);
     b.issue(OpKind::S, layer, 0, comp);
     if (layer + 1 < plan.num_layers) {
       b.issue(OpKind::A0, layer + 1, 1, comp);
       b.issue(OpKind::A1, layer + 1, 1, comp);
     }
-    b.issue_recv_hook(OpKind::C, layer, 0, comm, 1);
+    b.issue_recv_hook(OpKind::C, layer, 0, comp, 1);
   }
   return b.finish();
 }
