@@ -65,12 +65,17 @@ std::vector<std::pair<std::string, std::vector<std::string>>> table_families()
        {"grouped_gemm_fp8", "grouped_gemm_fp8_torch", "grouped_gemm_fp8_deepgemm", "grouped_gemm_fp8_deepgemm_masked"}},
       {"grouped_gemm_bf16_skewed", {"grouped_gemm_bf16_skewed"}},
       {"grouped_gemm_fp8_skewed", {"grouped_gemm_fp8_skewed"}},
-      {"mla_decode", {"mla_decode_triton", "mla_decode"}},
+      {"mla_decode", {"mla_decode_flashmla", "mla_decode_triton", "mla_decode"}},
       {"attention_prefill", {"attention_prefill_sdpa", "attention_prefill"}},
       {"attention_prefill_ctx", {"attention_prefill_ctx"}},
       {"rmsnorm", {"rmsnorm"}},
       {"silu_mul", {"silu_mul"}},
   };
+}
+
+std::string preferred_family(const std::string& table_family)
+{
+  return table_family == "mla_decode" ? "mla_decode_flashmla" : "";
 }
 
 FittedProfile fit_profile(const std::vector<Measurement>& records)
@@ -90,15 +95,19 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     throw std::runtime_error("the environment record has no sm_count");
 
   // ---- duration tables: one per (family, dims), points sorted by tokens; where several implementations were
-  //      measured (attention), each point takes the fastest one
+  //      measured (attention), each point takes the fastest one, or the preferred implementation's where it has one
   for (const auto& [name, raw_families] : table_families()) {
+    const std::string preferred = preferred_family(name);
+    PreferredTable used{preferred, "", {}, 0, 0}; // what the preferred implementation supplied to this table
     std::map<std::map<std::string, double>, std::map<double, const Measurement*>> groups;
     for (const auto& raw_family : raw_families)
       for (const auto& m : records) {
         if (!m.ok() || m.reps == 0 || m.spec.family != raw_family || !m.spec.params.count("tokens"))
           continue;
-        auto& slot = groups[without(m.spec.params, {"tokens"})][m.spec.params.at("tokens")];
-        if (!slot || m.us < slot->us)
+        auto& slot           = groups[without(m.spec.params, {"tokens"})][m.spec.params.at("tokens")];
+        const bool m_pref    = !preferred.empty() && m.spec.family == preferred;
+        const bool slot_pref = slot && !preferred.empty() && slot->spec.family == preferred;
+        if (!slot || (m_pref && !slot_pref) || (m_pref == slot_pref && m.us < slot->us))
           slot = &m;
       }
     for (auto& [dims, by_tokens] : groups) {
@@ -106,7 +115,9 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
       t.family = name;
       for (const auto& [k, v] : dims)
         t.dims[k] = static_cast<int>(v);
-      std::map<std::string, int> wins; // implementation -> points it is the fastest at
+      std::map<std::string, int> wins; // implementation -> points it is the fastest (or preferred) at
+      std::set<std::string> dates;     // the points' own measurement dates (records that carry measured_at)
+      int preferred_points = 0;
       for (const auto& [tokens, m] : by_tokens) {
         t.tokens.push_back(tokens);
         t.us.push_back(m->us);
@@ -115,14 +126,28 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
           if (auto at = impl.find(cut); at != std::string::npos)
             impl = impl.substr(0, at);
         ++wins[impl];
+        dates.insert(m->info.count("measured_at") ? m->info.at("measured_at").substr(0, 10) : "");
+        if (m->spec.family == preferred) {
+          ++preferred_points;
+          used.impl = impl;
+          used.info = m->info;
+        }
       }
+      used.points += preferred_points;
+      used.total += static_cast<int>(by_tokens.size());
       std::string impls;
       for (const auto& [impl, n] : wins)
         impls += (impls.empty() ? "" : " | ") + (wins.size() > 1 ? std::to_string(n) + " points: " : "") + impl;
-      t.source = "measured " + fp.env["date"].substr(0, 10) + " on " + fp.env["gpu_name"] + ": " +
-                 (wins.size() > 1 ? "fastest per point of " : "") + impls + "; median of repeats, cold L2";
+      const std::string date =
+          dates.size() == 1 && !dates.begin()->empty() ? *dates.begin() : fp.env["date"].substr(0, 10);
+      const char* mix = wins.size() <= 1   ? ""
+                        : preferred_points ? "the preferred implementation where measured, else the fastest: "
+                                           : "fastest per point of ";
+      t.source = "measured " + date + " on " + fp.env["gpu_name"] + ": " + mix + impls + "; median of repeats, cold L2";
       fp.tables.push_back(std::move(t));
     }
+    if (used.points > 0)
+      fp.preferred_tables[name] = std::move(used);
   }
 
   // ---- SM scaling: speed(S) = t(full GPU) / t(S SMs) per kernel, median over the kernels of a family

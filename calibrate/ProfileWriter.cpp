@@ -105,6 +105,14 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
                          "capacity are datasheet values");
   if (!opt.verify_note.empty())
     detail("verification", opt.verify_note);
+  for (const auto& [table, used] : fit.preferred_tables) { // e.g. mla_decode from FlashMLA rather than the fastest
+    auto info = [&](const char* k) { return used.info.count(k) ? used.info.at(k) : std::string("?"); };
+    detail(table + "_implementation",
+           used.impl + " (raw family " + used.family + " in " + opt.raw_results + ", measured " + info("measured_at") +
+               " on " + info("gpu") + ", torch " + info("torch") + ", CUDA " + info("cuda") +
+               "): " + std::to_string(used.points) + " of " + std::to_string(used.total) +
+               " points, taken even where another implementation measured faster (the kernel the serving engine runs)");
+  }
   std::string families, skip_flags;
   for (const auto& f : opt.skip_families) {
     families += (families.empty() ? "" : ", ") + f;

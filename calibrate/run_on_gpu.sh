@@ -4,6 +4,9 @@
 # Needs CUDA (nvcc, cuBLAS), CMake, python3 with torch and triton; NCCL is optional (collectives need >= 2 GPUs).
 # kernels/torch_serving_kernels.py adds what serving engines launch through PyTorch (grouped GEMMs, block-scaled FP8,
 # LM heads, prefill attention over a context, kernel floors and host costs).
+# FLASHMLA_SRC (optional): a FlashMLA checkout with its cutlass submodule; then kernels/flashmla_decode.py builds
+# FlashMLA's dense sm90 decode and measures it (family mla_decode_flashmla, which the fit's mla_decode table prefers);
+# without it that step is skipped with a message and the mla_decode table comes from the Triton/cuBLAS kernels.
 # Writes OUT_DIR/raw.jsonl (resumable: run it again after a kill), OUT_DIR/verify.jsonl (a fresh process re-measuring
 # the GEMM 4096x4096x7168 BF16 and the copy kernel right after), and logs. Then, on any machine:
 #   build/dbosim-calibrate fit --raw OUT_DIR/raw.jsonl --verify OUT_DIR/verify.jsonl \
@@ -29,5 +32,11 @@ cmake -S kernels -B build-gpu ${JSON_INC:+-DDBO_JSON_INCLUDE=$JSON_INC} ${NCCLDI
 QUICK=$([ "$MODE" = "--quick" ] && echo --quick)
 python3 kernels/torch_attention.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/sdpa.log" | tail -2
 python3 kernels/triton_mla_decode.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/triton.log" | grep cfg
+if [ -n "${FLASHMLA_SRC:-}" ]; then
+  FLASHMLA_BUILD=${FLASHMLA_BUILD:-$PWD/build-gpu/flashmla-build} python3 kernels/flashmla_decode.py "$OUT/raw.jsonl" \
+    $QUICK 2>&1 | tee "$OUT/flashmla.log" | grep -E "^(built|correct|done)"
+else
+  echo "FLASHMLA_SRC not set: skipping FlashMLA's MLA decode (kernels/flashmla_decode.py); mla_decode from Triton/cuBLAS"
+fi
 python3 kernels/torch_serving_kernels.py "$OUT/raw.jsonl" $QUICK 2>&1 | tee "$OUT/torch_serving.log" | grep done
 ./build-gpu/dbosim-calibrate-run --verify --out "$OUT/verify.jsonl" --git-commit "$COMMIT" | tee "$OUT/verify.log"

@@ -97,9 +97,13 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     core.name          = "mla_decode";
     core.efficiency    = Efficiency::attention;
     core.compute_dtype = DType::bf16;
-    core.table_family  = "mla_decode";
-    core.table_dims    = {{"context", s.context_len}, {"heads", h}};
-    core.table_tokens  = s.batch;
+    // The table holds one query token per request (FlashMLA's s_q = 1). A speculative-decoding verify step runs
+    // s_q = tokens / batch > 1 per request (more work per request than the table's), so it takes the roofline.
+    if (s.tokens == s.batch) {
+      core.table_family = "mla_decode";
+      core.table_dims   = {{"context", s.context_len}, {"heads", h}};
+      core.table_tokens = s.batch;
+    }
     if (t > 0) {
       // QK^T over d_qk = latent, PV over d_v = kv_lora_rank, for every (query, head, key).
       core.flops = 2.0 * t * h * s.context_len * (latent + a.kv_lora_rank);

@@ -138,6 +138,46 @@ TEST_CASE("calib: the recorded H200 run fits into a profile the loader accepts",
   std::filesystem::remove(out);
 }
 
+TEST_CASE("calib::fit_profile: the mla_decode table takes FlashMLA's points, faster implementations elsewhere",
+          "[quick]")
+{
+  std::vector<Measurement> r = {env_record()};
+  auto add = [&](const char* fam, double tokens, double us, const char* impl, const char* measured_at) {
+    Measurement m = rec(fam, "", {{"context", 4096}, {"heads", 128}, {"tokens", tokens}}, us);
+    m.info        = {{"impl", impl}};
+    if (*measured_at)
+      m.info["measured_at"] = measured_at;
+    r.push_back(m);
+  };
+  add("mla_decode_triton", 1, 10, "Triton", "");
+  add("mla_decode", 1, 12, "cuBLAS", "");
+  add("mla_decode_flashmla", 1, 15, "FlashMLA abc", "2026-12-02T18:00:00Z"); // slower, yet preferred
+  add("mla_decode_triton", 64, 400, "Triton", "");
+  add("mla_decode_flashmla", 64, 120, "FlashMLA abc", "2026-12-02T18:00:00Z");
+  add("mla_decode_triton", 128, 800, "Triton", ""); // no FlashMLA point: the fastest of the others
+  add("mla_decode", 128, 700, "cuBLAS", "");
+  const auto fit = fit_profile(r);
+  REQUIRE(fit.tables.size() == 1);
+  const auto& t = fit.tables[0];
+  CHECK(t.tokens == std::vector<double>{1, 64, 128});
+  CHECK(t.us == std::vector<double>{15, 120, 700});
+  CHECK(t.source.find("the preferred implementation where measured") != std::string::npos);
+  CHECK(t.source.find("measured 2026-11-29") != std::string::npos); // mixed dates: the run's
+  REQUIRE(fit.preferred_tables.count("mla_decode"));
+  CHECK(fit.preferred_tables.at("mla_decode").points == 2);
+  CHECK(fit.preferred_tables.at("mla_decode").total == 3);
+  // FlashMLA alone: the table's date is its records' own
+  r.pop_back();
+  r.pop_back();
+  const auto alone = fit_profile(r);
+  REQUIRE(alone.tables.size() == 1);
+  CHECK(alone.tables[0].source == "measured 2026-12-02 on NVIDIA H200 (synthetic records): FlashMLA abc; median of "
+                                  "repeats, cold L2");
+  // other tables keep the fastest implementation at every point
+  CHECK(preferred_family("attention_prefill").empty());
+  CHECK(preferred_family("mla_decode") == "mla_decode_flashmla");
+}
+
 TEST_CASE("calib: the committed h200 profile is the fit of the committed raw results", "[quick]")
 {
   auto hw = dbosim::load_hw_profile(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/h200.yaml");
@@ -177,7 +217,7 @@ TEST_CASE("calib: refit replays the fit recorded in the shipped h200 profile, by
   const std::string profile = src + "/hwprofiles/h200.yaml";
   const RefitInputs in      = refit_inputs(profile, src);
   CHECK(in.options.raw_results == "tests/data/calib/h200_raw.jsonl"); // recorded relative to the repository
-  CHECK(in.options.skip_families == std::vector<std::string>{"mla_decode"});
+  CHECK(in.options.skip_families.empty()); // mla_decode is FlashMLA's, measured (kernels/flashmla_decode.py)
   std::ifstream file(profile);
   const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   CHECK(profile_yaml(fit_profile(in.records), in.options) == shipped);
