@@ -162,6 +162,8 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     sourced(out, key, sig(e, 3), src.str());
   };
   eff("gemm", fit.best_bf16_tflops, peak_bf16, "TFLOP/s");
+  if (fit.best_fp8_tflops.value > 0 && hw.peak_flops_per_s.count(models::DType::fp8))
+    eff("gemm_fp8", fit.best_fp8_tflops, hw.peak_flops_per_s.at(models::DType::fp8) / 1e12, "TFLOP/s");
   eff("attention", fit.best_attention_tflops, peak_bf16, "TFLOP/s");
   eff("memory", fit.best_stream_gbps, hw.hbm_bytes_per_s / 1e9, "GB/s");
   out << YAML::EndMap;

@@ -139,8 +139,10 @@ void read_host(YamlMap& root, HwProfile& hw)
 
 void read_efficiency(YamlMap& root, HwProfile& hw)
 {
-  YamlMap eff             = root.get_map("efficiency");
-  hw.gemm_efficiency      = sourced_number(eff, "gemm", 0.01, 1.0, hw);
+  YamlMap eff        = root.get_map("efficiency");
+  hw.gemm_efficiency = sourced_number(eff, "gemm", 0.01, 1.0, hw);
+  if (eff.has("gemm_fp8"))
+    hw.gemm_fp8_efficiency = sourced_number(eff, "gemm_fp8", 0.01, 1.0, hw);
   hw.attention_efficiency = sourced_number(eff, "attention", 0.01, 1.0, hw);
   hw.memory_efficiency    = sourced_number(eff, "memory", 0.01, 1.0, hw);
   eff.finish();

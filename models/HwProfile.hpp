@@ -79,7 +79,11 @@ struct HwProfile {
   double event_us               = 0; ///< cudaEventRecord / cudaStreamWaitEvent host cost
   double stream_sync_us         = 0; ///< cudaStreamSynchronize round trip on an idle stream
 
-  double gemm_efficiency      = 0; ///< roofline fraction of peak reached by large GEMMs (datasheet fallback)
+  double gemm_efficiency = 0; ///< roofline fraction of peak reached by large GEMMs (datasheet fallback)
+  /** Roofline fraction of the FP8 peak reached by large FP8 GEMMs (dense and grouped), measured apart from BF16's
+   *  because FP8 GEMMs reach a smaller fraction of their (twice as high) peak; 0 = not in the profile: FP8 GEMMs use
+   *  gemm_efficiency. */
+  double gemm_fp8_efficiency  = 0;
   double attention_efficiency = 0; ///< roofline fraction of peak reached by attention kernels
   double memory_efficiency    = 0; ///< fraction of HBM bandwidth reached by streaming kernels
 

@@ -76,15 +76,18 @@ KernelTime roofline_time(const HwProfile& hw, const KernelWork& k)
                              mem_eff, memory_us);
     return out;
   }
-  const double peak       = peak_for(hw, k.compute_dtype);
-  const double eff        = fraction(hw, k.efficiency);
-  const double compute_us = k.flops / (peak * eff) * 1e6;
-  out.us                  = std::max(compute_us, memory_us);
-  out.bound               = compute_us >= memory_us ? Bound::compute : Bound::memory;
+  const double peak = peak_for(hw, k.compute_dtype);
+  // An FP8 GEMM's own measured fraction of the FP8 peak where the profile has one (BF16's is larger).
+  const bool fp8_gemm = k.efficiency == Efficiency::gemm && k.compute_dtype == DType::fp8 && hw.gemm_fp8_efficiency > 0;
+  const double eff    = fp8_gemm ? hw.gemm_fp8_efficiency : fraction(hw, k.efficiency);
+  const std::string eff_name = fp8_gemm ? "gemm_fp8" : efficiency_name(k.efficiency);
+  const double compute_us    = k.flops / (peak * eff) * 1e6;
+  out.us                     = std::max(compute_us, memory_us);
+  out.bound                  = compute_us >= memory_us ? Bound::compute : Bound::memory;
   out.method = fmt::format("roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
                            "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
-                           k.flops, peak, dtype_name(k.compute_dtype), efficiency_name(k.efficiency), eff, compute_us,
-                           k.bytes, hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
+                           k.flops, peak, dtype_name(k.compute_dtype), eff_name, eff, compute_us, k.bytes,
+                           hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
   return out;
 }
 

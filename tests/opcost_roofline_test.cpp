@@ -62,6 +62,20 @@ TEST_CASE("models::KernelCost: expert GEMM roofline checked by hand", "[quick]")
     CHECK(t.us == Approx(60.76).epsilon(1e-3));
     CHECK(t.method.find("roofline") != std::string::npos);
   }
+  SECTION("an FP8 GEMM takes FP8's own measured efficiency where the profile has one, BF16 GEMMs keep theirs")
+  {
+    HwProfile p           = hw;
+    p.gemm_efficiency     = 0.8;
+    p.gemm_fp8_efficiency = 0.5; // fp8 compute 30.38 -> 60.76 us
+    const KernelTime f    = kernel_time(p, gemm_kernel("gate_up", 1024, 4096, 7168, DType::fp8));
+    CHECK(f.us == Approx(60.76).epsilon(1e-3));
+    CHECK(f.method.find("gemm_fp8 eff 0.5") != std::string::npos);
+    // bf16, 4096 tokens: compute 2 x 4096 x 4096 x 7168 / (9.89e14 x 0.8) = 303.97 us (memory 76.7 us)
+    const KernelTime b = kernel_time(p, gemm_kernel("gate_up", 4096, 4096, 7168, DType::bf16));
+    CHECK(b.us == Approx(303.97).epsilon(1e-3));
+    p.gemm_fp8_efficiency = 0; // not in the profile: FP8 falls back to the gemm efficiency
+    CHECK(kernel_time(p, gemm_kernel("gate_up", 1024, 4096, 7168, DType::fp8)).us == Approx(30.38 / 0.8).epsilon(1e-3));
+  }
   SECTION("a missing peak is an error, not a silent default")
   {
     HwProfile no_fp8 = hw;
