@@ -100,21 +100,25 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     // The table holds one query token per request (FlashMLA's s_q = 1). A speculative-decoding verify step runs
     // s_q = tokens / batch > 1 per request (more work per request than the table's), so it takes the roofline.
     if (s.tokens == s.batch) {
-      core.table_family = "mla_decode";
-      core.table_dims   = {{"context", s.context_len}, {"heads", h}};
-      core.table_tokens = s.batch;
+      core.table_family     = "mla_decode";
+      core.table_dims       = {{"context", s.context_len}, {"heads", h}};
+      core.table_tokens     = s.batch;
+      core.table_interp_dim = "context"; // KV lengths between the measured ones: linear in context
     }
+    // FlashMLA's call is two launches, the split-KV kernel and the combine over each split's partial output (fp32 per
+    // query head): the measured table times them together; the roofline adds the combine's traffic.
+    const KernelWork combine = streaming_kernel("mla_decode_combine", t, h * a.kv_lora_rank, 2, 1, "");
     if (t > 0) {
       // QK^T over d_qk = latent, PV over d_v = kv_lora_rank, for every (query, head, key).
       core.flops = 2.0 * t * h * s.context_len * (latent + a.kv_lora_rank);
-      core.bytes = double(s.batch) * s.context_len * latent * kv_b + t * h * (latent + a.kv_lora_rank) * act_bytes;
+      core.bytes = double(s.batch) * s.context_len * latent * kv_b + t * h * (latent + a.kv_lora_rank) * act_bytes +
+                   combine.bytes;
     }
+    core.launches     = 2;
     core.floor_family = "attention";
-    core.source       = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (split-KV kernel)";
+    core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
+                  "the split-KV kernel and its combine kernel)";
     out.push_back(core);
-    // FlashMLA's split-KV combine: one more kernel over each split's partial output (fp32) per query head.
-    out.push_back(launched_at(streaming_kernel("mla_decode_combine", t, h * a.kv_lora_rank, 2, 1, ""),
-                              "FlashMLA flash_mla_with_kvcache: combine kernel after the split-KV kernel"));
     out.push_back(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
                               std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"));
   } else {

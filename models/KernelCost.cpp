@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -111,6 +113,51 @@ KernelTime causal_table_time(const HwProfile& hw, const KernelWork& k, const OpT
                   table_us, floor.method, out.us);
   return out;
 }
+/** With no table at the kernel's exact dims: the two tables around its value of `table_interp_dim` (every other dim
+ *  equal), each looked up at table_tokens, linearly between them in that dim; nothing outside their range. */
+std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& k)
+{
+  const std::string& dim = k.table_interp_dim;
+  const auto at          = k.table_dims.find(dim);
+  if (at == k.table_dims.end())
+    return std::nullopt;
+  const int v       = at->second;
+  const OpTable* lo = nullptr;
+  const OpTable* hi = nullptr;
+  for (const OpTable& t : hw.tables) {
+    if (t.family != k.table_family || t.dims.size() != k.table_dims.size())
+      continue;
+    bool others_equal = true;
+    for (const auto& [name, value] : k.table_dims)
+      if (name != dim && (!t.dims.count(name) || t.dims.at(name) != value))
+        others_equal = false;
+    if (!others_equal || !t.dims.count(dim))
+      continue;
+    const int x = t.dims.at(dim);
+    if (x <= v && (!lo || x > lo->dims.at(dim)))
+      lo = &t;
+    if (x >= v && (!hi || x < hi->dims.at(dim)))
+      hi = &t;
+  }
+  if (!lo || !hi)
+    return std::nullopt;
+  TableLookup how_lo = TableLookup::exact, how_hi = TableLookup::exact;
+  const double us_lo = table_us(lo->us_by_tokens, k.table_tokens, &how_lo);
+  const double us_hi = table_us(hi->us_by_tokens, k.table_tokens, &how_hi);
+  const int x0 = lo->dims.at(dim), x1 = hi->dims.at(dim);
+  const double w = x1 > x0 ? double(v - x0) / double(x1 - x0) : 0.0;
+  KernelTime out;
+  out.us    = (us_lo + w * (us_hi - us_lo)) * k.table_scale;
+  out.bound = Bound::table;
+  out.table = k.table_family;
+  out.method =
+      fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} between "
+                  "{} and {} at {}: {:.3f} us",
+                  k.name, table_key(k.table_family, lo->dims), table_key(k.table_family, hi->dims), k.table_tokens,
+                  table_lookup_name(how_lo), us_lo, table_lookup_name(how_hi), us_hi, dim, x0, x1, v, out.us);
+  return out;
+}
+
 /** The kernel's time from its table (the preferred family first) or the roofline, before its floor. */
 KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
 {
@@ -136,6 +183,9 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
       return out;
     }
   }
+  if (!k.table_interp_dim.empty() && !k.table_family.empty())
+    if (auto between = between_tables(hw, k))
+      return *between;
   KernelTime out = roofline_time(hw, k);
   out.method     = k.name + ": " + out.method;
   return out;

@@ -38,6 +38,12 @@ struct KernelWork {
   /// The kernel runs this fraction of the table's work: a grouped GEMM whose table loads every local expert when only
   /// some of them receive tokens (the kernel skips empty experts) takes table(tokens per active expert) x active/local.
   double table_scale = 1;
+  /// A dim of `table_dims` whose value may fall between the profile's tables (MLA decode's context): with no table
+  /// at the exact value, the kernel takes the two tables around it (every other dim equal), each at table_tokens,
+  /// linearly between them in that dim. Outside their range: the roofline. "" = exact dims only.
+  std::string table_interp_dim;
+  /// Kernels this work launches, timed together (FlashMLA's call: the split-KV kernel and its combine, one table).
+  int launches = 1;
   std::string floor_family; ///< HwProfile::kernel_floor_us key: the least a launch of this kind takes ("" = none)
   std::string shape;        ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
   std::string source;       ///< where a serving engine launches it (vLLM file: function), for --explain

@@ -103,9 +103,11 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
                    const std::vector<KernelWork>& kernels)
 {
   OpCost c;
-  c.kind            = kind;
-  c.sm_family       = sm_family;
-  c.kernels         = static_cast<int>(kernels.size());
+  c.kind      = kind;
+  c.sm_family = sm_family;
+  c.kernels   = 0;
+  for (const auto& k : kernels)
+    c.kernels += std::max(1, k.launches);
   double longest_us = -1;
   for (const auto& k : kernels) {
     const KernelTime t = kernel_time(hw, k);

@@ -85,3 +85,42 @@ TEST_CASE("models::KernelCost: a measured table replaces the roofline for its fa
   CHECK(find_table(hw, "gemm_fp8", {{"n", 4096}, {"k", 7168}}) != nullptr);
   CHECK(find_table(hw, "gemm_fp8", {{"n", 4096}}) == nullptr);
 }
+
+TEST_CASE("models::KernelCost: a dim between two tables (MLA decode's context) is linear between them", "[quick]")
+{
+  HwProfile hw = dbosim::test::h200_like();
+  for (int ctx : {1024, 2048}) {
+    OpTable t;
+    t.family       = "mla_decode";
+    t.dims         = {{"context", ctx}, {"heads", 128}};
+    t.us_by_tokens = Curve{{1, 64}, {ctx / 100.0, ctx / 50.0}, ""}; // 1024: 10.24 / 20.48 us, 2048: 20.48 / 40.96 us
+    hw.tables.push_back(t);
+  }
+  OpTable other_heads; // same family, other heads: never used for 128 heads
+  other_heads.family       = "mla_decode";
+  other_heads.dims         = {{"context", 1536}, {"heads", 16}};
+  other_heads.us_by_tokens = Curve{{1, 64}, {1, 1}, ""};
+  hw.tables.push_back(other_heads);
+  auto mla = [](int ctx, double tokens) {
+    KernelWork k;
+    k.name             = "mla_decode";
+    k.efficiency       = Efficiency::attention;
+    k.flops            = 1e9;
+    k.bytes            = 1e8;
+    k.table_family     = "mla_decode";
+    k.table_dims       = {{"context", ctx}, {"heads", 128}};
+    k.table_tokens     = tokens;
+    k.table_interp_dim = "context";
+    return k;
+  };
+  // 1536 is half-way: (20.48 + 40.96) / 2 = 30.72 us at 64 tokens; 1800: 20.48 + (776/1024) x 20.48 = 36.0 us
+  CHECK(kernel_time(hw, mla(1536, 64)).us == Approx(30.72));
+  CHECK(kernel_time(hw, mla(1800, 64)).us == Approx(20.48 + 776.0 / 1024 * 20.48));
+  CHECK(kernel_time(hw, mla(1536, 64)).method.find("linear in context between 1024 and 2048") != std::string::npos);
+  CHECK(kernel_time(hw, mla(1024, 64)).us == Approx(20.48)); // exact dims: that table
+  // Outside the tables' contexts: the roofline; without the interpolation dim, only exact dims.
+  CHECK(kernel_time(hw, mla(4096, 64)).bound != Bound::table);
+  KernelWork exact_only       = mla(1536, 64);
+  exact_only.table_interp_dim = "";
+  CHECK(kernel_time(hw, exact_only).bound != Bound::table);
+}
