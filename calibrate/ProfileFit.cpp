@@ -43,9 +43,10 @@ double extra(const Measurement& m, const char* key, double fallback = 0)
 
 std::string scaling_family(const std::string& f)
 {
-  if (f == "gemm_bf16" || f == "gemm_fp8")
+  if (f == "gemm_bf16" || f == "gemm_fp8" || f == "gemm_fp8_block_deepgemm")
     return "gemm";
-  if (f == "grouped_gemm_bf16" || f == "grouped_gemm_fp8")
+  if (f == "grouped_gemm_bf16" || f == "grouped_gemm_fp8" || f == "grouped_gemm_fp8_deepgemm" ||
+      f == "grouped_gemm_fp8_deepgemm_masked")
     return "grouped_gemm";
   if (f == "mla_decode" || f == "attention_prefill")
     return "attention";
@@ -158,12 +159,21 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
   for (const auto& m : records)
     if (m.ok() && m.spec.family == "sm_scaling" && static_cast<int>(extra(m, "actual_sms")) >= sm_count)
       base[m.spec.variant][MeasureSpec{m.spec.variant, "", without(m.spec.params, {"sms"})}.key()] = m.us;
+  // Where a family has DeepGEMM records (kernels/deepgemm_sm_scaling.py: the kernels serving engines run, given their
+  // SM count by set_num_sms), its curve comes from them alone; the cuBLAS green-context records otherwise.
+  auto deepgemm = [](const std::string& variant) { return variant.find("_deepgemm") != std::string::npos; };
+  std::set<std::string> from_deepgemm;
+  for (const auto& m : records)
+    if (m.ok() && m.spec.family == "sm_scaling" && deepgemm(m.spec.variant) && !scaling_family(m.spec.variant).empty())
+      from_deepgemm.insert(scaling_family(m.spec.variant));
   for (const auto& m : records) {
     if (!m.ok() || m.spec.family != "sm_scaling")
       continue;
     const std::string fam = scaling_family(m.spec.variant);
-    const std::string k   = MeasureSpec{m.spec.variant, "", without(m.spec.params, {"sms"})}.key();
-    auto b                = base[m.spec.variant].find(k);
+    if (from_deepgemm.count(fam) && !deepgemm(m.spec.variant))
+      continue;
+    const std::string k = MeasureSpec{m.spec.variant, "", without(m.spec.params, {"sms"})}.key();
+    auto b              = base[m.spec.variant].find(k);
     if (fam.empty() || b == base[m.spec.variant].end())
       continue;
     speeds[fam][static_cast<int>(extra(m, "actual_sms"))].push_back(b->second / m.us);
@@ -186,10 +196,16 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
     std::string list;
     for (const auto& s : members[fam])
       list += (list.empty() ? "" : ", ") + s;
-    c.source = "measured on green contexts (cuGreenCtxCreate): median over " + std::to_string(members[fam].size()) +
-               " kernels of t(" + std::to_string(sm_count) + " SMs)/t(S SMs), per-kernel speeds " + fmt(lo) + ".." +
-               fmt(hi) + (c.retile ? "; cuBLAS told the SM count (SM-count target)" : "; fixed grids") +
-               ". Kernels: " + list;
+    c.source =
+        from_deepgemm.count(fam)
+            ? "measured with DeepGEMM given S SMs (deep_gemm.set_num_sms: a grid of S CTAs on the whole GPU, its "
+              "block shape re-chosen for S; kernels/deepgemm_sm_scaling.py): median over " +
+                  std::to_string(members[fam].size()) + " kernels of t(" + std::to_string(sm_count) +
+                  " SMs)/t(S SMs), per-kernel speeds " + fmt(lo) + ".." + fmt(hi) + ". Kernels: " + list
+            : "measured on green contexts (cuGreenCtxCreate): median over " + std::to_string(members[fam].size()) +
+                  " kernels of t(" + std::to_string(sm_count) + " SMs)/t(S SMs), per-kernel speeds " + fmt(lo) + ".." +
+                  fmt(hi) + (c.retile ? "; cuBLAS told the SM count (SM-count target)" : "; fixed grids") +
+                  ". Kernels: " + list;
     fp.sm_scaling[fam] = std::move(c);
   }
 

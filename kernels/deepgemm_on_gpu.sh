@@ -3,6 +3,8 @@
 # says which). DG_SRC: a DeepGEMM checkout whose JIT compiles with nvcc (the Python-JIT versions of 2025, e.g.
 # commit 55ab91f, the one whose README figures validate/cases/deepgemm.yaml holds); CUTLASS: its include folder
 # (DeepGEMM's third-party/cutlass/include by default). Usage: DG_SRC=DIR kernels/deepgemm_on_gpu.sh RAW [--quick]
+# DG_SCRIPT: another script of kernels/ to run in the same environment (default deepgemm_kernels.py; e.g.
+# deepgemm_sm_scaling.py, the SM-count curves of the same kernels).
 set -euo pipefail
 : "${DG_SRC:?set DG_SRC to a DeepGEMM checkout}"
 raw=${1:?usage: DG_SRC=DIR kernels/deepgemm_on_gpu.sh RAW [--quick]}
@@ -23,4 +25,4 @@ export DG_COMMIT=${DG_COMMIT:-$(git -C "$DG_SRC" rev-parse --short=7 HEAD 2>/dev
 export DG_CACHE_DIR=${DG_CACHE_DIR:-$(mktemp -d)}
 export DBO_GIT_COMMIT=${DBO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 export DG_SRC
-exec python3 "$(dirname "$0")/deepgemm_kernels.py" "$raw" "$@"
+exec python3 "$(dirname "$0")/${DG_SCRIPT:-deepgemm_kernels.py}" "$raw" "$@"
