@@ -41,16 +41,16 @@ int backends_command()
   // One column per trait of models/All2AllTable.hpp; SMs: "whole" when a comm CTA fills its SM.
   auto yn  = [](bool b) { return b ? "yes" : "no"; };
   auto row = [](auto name, auto sms, auto honours, auto hook, auto masked, auto dbo, auto async, auto ubatch, auto d,
-                auto c, auto vllm, auto doc) {
-    fmt::print("{:<23} {:<5} {:<12} {:<9} {:<6} {:<3} {:<13} {:<11} {:<2} {:<2} {:<23} {}\n", name, sms, honours, hook,
-               masked, dbo, async, ubatch, d, c, vllm, doc);
+                auto c, auto platform, auto vllm, auto doc) {
+    fmt::print("{:<23} {:<5} {:<12} {:<9} {:<6} {:<3} {:<13} {:<11} {:<2} {:<2} {:<8} {:<23} {}\n", name, sms, honours,
+               hook, masked, dbo, async, ubatch, d, c, platform, vllm, doc);
   };
   row("backend", "SMs", "dbo_comm_sms", "recv_hook", "masked", "dbo", "async_combine", "vllm_ubatch", "D", "C",
-      "vllm --all2all-backend", "doc");
+      "platform", "vllm --all2all-backend", "doc");
   for (const models::All2AllTraits& t : models::all2all_traits)
     row(t.name, t.whole_sm_ctas ? "whole" : yn(t.holds_sms), yn(t.honours_dbo_comm_sms), yn(t.has_recv_hook),
         yn(t.masked_expert_input), yn(t.dbo), yn(t.async_combine), yn(t.vllm_ubatching), t.dispatch.count,
-        t.combine.count, t.vllm_name, t.doc);
+        t.combine.count, t.platform, t.vllm_name, t.doc);
   return 0;
 }
 

@@ -61,6 +61,24 @@ models::NetworkFacts::HtChunks ht_chunks(YamlMap& root, models::NetworkFacts& f)
   return c;
 }
 
+/** @brief The optional `mori:` map: MoRI-EP's kernel facts, each {value, source}. */
+void mori(YamlMap& root, models::NetworkFacts& f)
+{
+  if (!root.has("mori"))
+    return;
+  YamlMap m                    = root.get_map("mori");
+  YamlMap fixed                = m.get_map("call_fixed");
+  f.mori.call_fixed_us         = 1e6 * fixed.get_quantity("value", UnitKind::time, 1e-6, 0, 1e-3);
+  f.sources["mori.call_fixed"] = fixed.get_string("source");
+  fixed.finish();
+  YamlMap eff                           = m.get_map("dispatch_efficiency");
+  f.mori.dispatch_efficiency            = eff.get_double("value", 0.01, 1.0);
+  f.sources["mori.dispatch_efficiency"] = eff.get_string("source");
+  eff.finish();
+  m.finish();
+  f.mori.present = true;
+}
+
 /** @brief The optional `scale_up:` map: the topology by registry name and, for a full mesh, its links. */
 void scale_up(YamlMap& root, models::NetworkFacts& f)
 {
@@ -127,6 +145,7 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   f.deepep_ll_combine_recv_fixed_us  = recv_fixed_us("deepep_ll_combine_recv_fixed");
   f.ht_chunks                        = ht_chunks(root, f);
   f.nccl_channels                    = sourced_int(root, "nccl_channels", 1, 1024, f);
+  mori(root, f);
   scale_up(root, f);
   root.finish();
   return f;

@@ -149,6 +149,15 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                        "async_combine needs a DeepEP backend (finalize_async)",
                        models::all2all_names_where([](const models::All2AllTraits& t) { return t.async_combine; }));
 
+  if (!models::all2all_runs_on(models::all2all_traits_of(p.backend), s.hw.platform.stack))
+    at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
+                       fmt::format("{} runs on {} only; profile {} is a {} GPU (platform.stack)",
+                                   models::all2all_traits_of(p.backend).name,
+                                   models::all2all_traits_of(p.backend).platform, s.hw.name, s.hw.platform.stack),
+                       models::all2all_names_where([&](const models::All2AllTraits& t) {
+                         return models::all2all_runs_on(t, s.hw.platform.stack);
+                       }));
+
   // A serving run keeps every request and every output token's latency: bound the memory up front.
   const RequestWorkload& rq = s.requests;
   if (rq.num_prompts > 0 && rq.trace.empty()) {

@@ -1,6 +1,7 @@
 #include "models/All2AllModel.hpp"
 
 #include "models/CommOps.hpp"
+#include "models/DType.hpp"
 
 #include <fmt/format.h>
 
@@ -288,6 +289,79 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
     c.duration_us       = lat + std::max({t_nvl, t_mesh, t_rdma});
     c.reported_bytes    = nvl + rdma;
     c.bottleneck        = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
+  }
+  return out;
+}
+
+/*** MoRI-EP (ROCm/mori): inside a node the IntraNode kernels push one copy per (token, rank) over the links, combine
+ *   pushes the expert outputs back and each rank then sums its tokens' copies out of HBM; between nodes InterNodeV1
+ *   sends one copy per (token, node) by RDMA and forwards it over the links (ROCm/mori src/ops/dispatch_combine) ***/
+
+std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+{
+  check(ctx, kind);
+  const NetworkFacts& n = *ctx.net;
+  if (!n.mori.present)
+    throw std::invalid_argument(fmt::format("network facts '{}' have no MoRI kernel facts (mori: call_fixed, "
+                                            "dispatch_efficiency); the mori backend runs on ROCm fabrics",
+                                            n.name));
+  const Layout l{rm.ep, ctx.gpus_per_node};
+  const bool tr       = kind == OpKind::C;
+  const ModelSpec& m  = *ctx.model;
+  const double topk_b = m.top_k * 4.0; // int32 ids or fp32 weights, one per top-k slot
+  // What crosses a link per (token, rank): dispatch, the payload with its FP8 scales, the top-k ids and weights and
+  // the source-token index; combine, the BF16 row and its top-k weights. MoRI's benchmark counts the bare payload.
+  const double b       = copy_bytes(kind, m) + (tr ? topk_b : 2 * topk_b + 4);
+  const double payload = double(m.hidden) * dtype_bytes(tr ? m.combine_dtype : m.dispatch_dtype);
+  const double eff     = tr ? 1.0 : n.mori.dispatch_efficiency;
+  const double nic_bw  = n.nic_achievable_bytes_per_s;
+  const bool internode = l.nodes() > 1;
+  const double lat     = internode ? 2 * rdma_latency_us(l, ctx) : 0.0;
+  std::vector<RankComm> out(rm.ep);
+  for (int r = 0; r < rm.ep; ++r) {
+    const int nr = l.node(r);
+    double send = 0, recv = 0, pair = 0, recv_tokens = 0, home_copies = 0, home_tokens_x_k = 0;
+    double rdma_send = 0, rdma_recv = 0, spine = 0;
+    for (int p = 0; p < rm.ep; ++p) {
+      recv_tokens += rm.rank_dedup[p][r]; // MoRI's total_recv_num_token, for dispatch and combine alike
+      home_copies += rm.rank_dedup[r][p];
+      home_tokens_x_k += rm.copies[r][p];
+      if (l.node(p) != nr || p == r) // the rank's own copies stay in its HBM
+        continue;
+      send += at(rm.rank_dedup, tr, r, p) * b;
+      recv += at(rm.rank_dedup, tr, p, r) * b;
+      pair = std::max({pair, at(rm.rank_dedup, tr, r, p) * b, at(rm.rank_dedup, tr, p, r) * b});
+    }
+    if (internode) {
+      for (int node = 0; node < l.nodes(); ++node)
+        if (node != nr) {
+          rdma_send += rm.node_dedup[r][node] * b;
+          if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
+            spine += rm.node_dedup[r][node] * b;
+        }
+      for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
+        if (l.node(s) != nr) {
+          rdma_recv += rm.node_dedup[s][nr] * b;
+          for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
+            if (d != r) // forwarded over the links to the node's other destinations
+              send += rm.rank_dedup[s][d] * b;
+        }
+      recv = std::max(recv, send);
+    }
+    RankComm& c    = out[r];
+    c.nvlink_bytes = std::max(send, recv);
+    c.rdma_bytes   = std::max(rdma_send, rdma_recv);
+    // On a full mesh the busiest pair's link bounds the rank; on a switch its port does.
+    const double t_link =
+        std::max(c.nvlink_bytes / n.nvlink_achievable_bytes_per_s * 1e6, mesh_pair_us(pair, b, ctx)) / eff;
+    const double t_rdma = c.rdma_bytes > 0 ? rdma_us(c.rdma_bytes, spine, nic_bw, ctx) / eff : 0.0;
+    // Combine: after the barrier each rank sums, per home token, the copies its peers pushed into its HBM, and writes
+    // one BF16 row.
+    const double tokens  = home_tokens_x_k / m.top_k;
+    const double pass_us = tr ? hbm_us((home_copies + tokens) * combine_bytes_per_copy(m), *ctx.hw) : 0.0;
+    c.duration_us        = n.mori.call_fixed_us + lat + std::max(t_link, t_rdma) + pass_us;
+    c.reported_bytes     = recv_tokens * payload; // MoRI bench_dispatch_combine: total_recv_num_token x hidden x bytes
+    c.bottleneck         = t_rdma >= t_link ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }
   return out;
 }

@@ -19,7 +19,9 @@
  *   VLLM_UBATCH     vLLM's micro-batching asks for it (vllm/config/vllm.py); else the launch command warns
  *   MODEL           its cost model: a function of models/All2AllModel.cpp
  *   D_LAUNCHES      kernel launches per dispatch; D_KERNELS: which; D_SOURCE: where vLLM launches them
- *   C_LAUNCHES      the same for combine: C_KERNELS, C_SOURCE */
+ *   C_LAUNCHES      the same for combine: C_KERNELS, C_SOURCE
+ *   PLATFORM        the serving stack it runs on: "cuda", "rocm" or "any"; a scenario on a profile of another
+ *                   platform (hwprofiles/<gpu>.yaml platform.stack) is refused */
 #pragma once
 
 // clang-format off
@@ -27,12 +29,12 @@
   X(deepep_high_throughput,                                                                                           \
     "DeepEP normal: chunked NVLink inside a node; RDMA to the same-rail GPU then NVLink forwarding; SM-bounded",      \
     /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    true, true, true, false, false, true, true,                                                                      \
+    true, true, true, false, false, true, true,                                                                       \
     "deepep_high_throughput", true, deepep_ht,                                                                        \
     2, "DeepEP get_dispatch_layout + dispatch",                                                                       \
     "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: prepare",                                    \
     1, "DeepEP combine",                                                                                              \
-    "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: finalize")                                   \
+    "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: finalize", "any")                            \
   X(deepep_low_latency,                                                                                               \
     "DeepEP low-latency: per-copy IBGDA RDMA, NVLink inside a node, no SMs held",                                     \
     /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
@@ -41,7 +43,7 @@
     2, "DeepEP low_latency_dispatch: send kernel (FP8 cast fused) + recv hook",                                       \
     "vllm/model_executor/layers/fused_moe/deepep_ll_prepare_finalize.py: prepare",                                    \
     2, "DeepEP low_latency_combine: send kernel + recv hook with the top-k weighted reduce",                          \
-    "vllm/model_executor/layers/fused_moe/deepep_ll_prepare_finalize.py: finalize")                                   \
+    "vllm/model_executor/layers/fused_moe/deepep_ll_prepare_finalize.py: finalize", "any")                            \
   X(deepep_v2,                                                                                                        \
     "DeepEP v2 (ElasticBuffer): the high-throughput data path (no separate v2 facts yet)",                            \
     /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
@@ -50,14 +52,23 @@
     2, "DeepEP v2 ElasticBuffer layout + dispatch",                                                                   \
     "vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: prepare",                                    \
     1, "DeepEP v2 ElasticBuffer combine",                                                                             \
-    "vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: finalize / finalize_async")                  \
+    "vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: finalize / finalize_async", "cuda")          \
   X(nccl,                                                                                                             \
     "NCCL all-to-all: per-peer send/recv, per-message efficiency, channels in flight",                                \
     /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
     true, false, false, false, false, false, false,                                                                   \
     "allgather_reducescatter", false, nccl_a2a,                                                                       \
     1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py",                            \
-    1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py")
+    1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py", "any")                     \
+  X(mori,                                                                                                             \
+    "MoRI-EP (ROCm): IntraNode push kernels over the xGMI mesh, one copy per (token, rank); InterNodeV1 across nodes", \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
+    true, false, false, false, false, false, false,                                                                   \
+    "mori_high_throughput", false, mori_ep,                                                                           \
+    1, "MoRI EpDispatchIntraNodeKernel (aiter's FP8 quant runs before it)",                                           \
+    "vllm/model_executor/layers/fused_moe/prepare_finalize/mori.py: prepare",                                         \
+    1, "MoRI EpCombineIntraNodeKernel (push, barrier, top-k sum)",                                                    \
+    "vllm/model_executor/layers/fused_moe/prepare_finalize/mori.py: finalize", "rocm")
 // clang-format on
 
 #include <cstddef>
@@ -95,13 +106,14 @@ struct All2AllTraits {
   const char* model; ///< the cost model's function in models/All2AllModel.cpp
   All2AllLaunches dispatch;
   All2AllLaunches combine;
+  const char* platform; ///< "cuda", "rocm" or "any"
 };
 
 // clang-format off
-#define DBOSIM_ALL2ALL_TRAITS_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model,      \
-                                  dn, dk, ds, cn, ck, cs)                                                              \
+#define DBOSIM_ALL2ALL_TRAITS_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model,     \
+                                  dn, dk, ds, cn, ck, cs, platform)                                                   \
   All2AllTraits{#name, doc, All2AllBackend::name, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch,       \
-                #model, {dn, dk, ds}, {cn, ck, cs}},
+                #model, {dn, dk, ds}, {cn, ck, cs}, platform},
 // clang-format on
 /** @brief Every backend's traits, in the table's (and the enum's) order. */
 inline constexpr All2AllTraits all2all_traits[] = {DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_TRAITS_ROW)};
@@ -118,6 +130,11 @@ template <class Keep> std::string all2all_names_where(Keep keep)
     if (keep(t))
       names += (names.empty() ? "" : ", ") + std::string(t.name);
   return names;
+}
+/** @brief Whether backend `t` runs on the serving stack `stack` ("cuda" or "rocm"). */
+inline bool all2all_runs_on(const All2AllTraits& t, std::string_view stack)
+{
+  return std::string_view(t.platform) == "any" || std::string_view(t.platform) == stack;
 }
 /** @brief Every backend's name, joined by ", ". */
 inline std::string all2all_names()
@@ -140,6 +157,9 @@ constexpr bool all2all_table_is_complete()
     if (t.honours_dbo_comm_sms && !t.holds_sms) // a partition of SMs for kernels that hold none
       return false;
     if (t.whole_sm_ctas && !t.holds_sms)
+      return false;
+    if (!t.platform || (std::string_view(t.platform) != "cuda" && std::string_view(t.platform) != "rocm" &&
+                        std::string_view(t.platform) != "any"))
       return false;
   }
   return i > 0;

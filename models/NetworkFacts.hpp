@@ -37,6 +37,16 @@ struct NetworkFacts {
     std::vector<int> dispatch_nvl, dispatch_rdma, combine_nvl, combine_rdma;
   } ht_chunks;
   int nccl_channels = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
+  /** MoRI-EP (ROCm/mori) kernel facts (`mori:` in the file; absent: the mori backend cannot run on this fabric). */
+  struct Mori {
+    bool present = false;
+    /** What one dispatch or combine costs whatever its payload (the launch, the per-peer slot reservation and
+     *  completion signals, the cross-device barrier), added to the data's time on the links. */
+    double call_fixed_us = 0;
+    /** The dispatch kernel's share of the link rate the combine kernel reaches at large token counts (its extra
+     *  routing pass and serialized completion waits), in (0, 1]. */
+    double dispatch_efficiency = 1;
+  } mori;
   /** Scale-up fabric of one domain (`scale_up:` in the file; absent = switch). On a full mesh each peer pair has its
    *  own link: `nvlink_achievable_bytes_per_s` is then the GPU's sum over its links, and one pair's traffic moves at
    *  one link's achievable rate. */

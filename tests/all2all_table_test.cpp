@@ -28,7 +28,7 @@ namespace {
 
 // A row with a column missing or extra does not expand here (nor in the header): the table's arity is the check.
 #define DBOSIM_ALL2ALL_COUNT_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model, dn,  \
-                                 dk, ds, cn, ck, cs)                                                                   \
+                                 dk, ds, cn, ck, cs, platform)                                                         \
   +1
 constexpr int rows = 0 DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_COUNT_ROW);
 #undef DBOSIM_ALL2ALL_COUNT_ROW
@@ -95,10 +95,18 @@ Scenario dbo_step(models::All2AllBackend b)
   return s;
 }
 
-/** A valid EP8 decode scenario file with `backend` and the overlap keys `overlap`. */
+/** A profile of the platform `t` runs on: h200 (CUDA) or mi300x (ROCm). */
+std::string profile_for(const All2AllTraits& t) { return std::string(t.platform) == "rocm" ? "mi300x" : "h200"; }
+
+/** A valid EP8 decode scenario file with `backend` and the overlap keys `overlap`, on a profile it runs on. */
 std::string scenario_yaml(const std::string& backend, const std::string& overlap)
 {
-  return "model: deepseek-v3\nhardware: h200\ncluster: {nodes: 1, gpus_per_node: 8}\nparallel: {dp: 8, ep: 8, tp: 1}\n"
+  std::string hw = "h200";
+  for (const All2AllTraits& t : models::all2all_traits)
+    if (backend == t.name)
+      hw = profile_for(t);
+  return "model: deepseek-v3\nhardware: " + hw +
+         "\ncluster: {nodes: 1, gpus_per_node: 8}\nparallel: {dp: 8, ep: 8, tp: 1}\n"
          "workload: {phase: decode, tokens_per_rank: 128}\noverlap: {all2all_backend: " +
          backend + ", " + overlap + "}\n";
 }
@@ -150,16 +158,16 @@ TEST_CASE("models::All2AllTable: each row's SM and recv-hook traits drive the st
 
 TEST_CASE("models::All2AllTable: each row's launches and layout drive the D, C and expert kernels", "[quick]")
 {
-  const models::ModelSpec m    = load_model_zoo("deepseek-v3");
-  const models::HwProfile hw   = load_hw_profile("h200");
-  const models::NetworkFacts n = load_network_facts("h200");
-  models::CommSetup comm;
-  comm.net = &n;
+  const models::ModelSpec m = load_model_zoo("deepseek-v3");
   models::StepShape s;
   s.tokens = s.batch = 64;
   s.context_len      = 4096;
   for (const All2AllTraits& t : models::all2all_traits) {
     INFO(t.name);
+    const models::HwProfile hw   = load_hw_profile(profile_for(t));
+    const models::NetworkFacts n = load_network_facts(profile_for(t));
+    models::CommSetup comm;
+    comm.net = &n;
     models::ParallelSpec par;
     par.dp = par.ep = 8;
     par.backend     = t.backend;
@@ -205,5 +213,21 @@ TEST_CASE("models::All2AllTable: each row's vLLM name and micro-batching trait d
     CHECK(contains(l.nodes.at(0), std::string("--all2all-backend ") + t.vllm_name));
     CHECK(contains(text, "may be refused") == !t.vllm_ubatching);
     CHECK(contains(text, "all-to-all is vLLM's") == (std::string(t.vllm_name) != t.name));
+  }
+}
+
+TEST_CASE("models::All2AllTable: each row's platform drives the scenario rule", "[quick]")
+{
+  for (const All2AllTraits& t : models::all2all_traits) {
+    INFO(t.name);
+    for (const std::string hw : {"h200", "mi300x"}) {
+      const std::string stack = hw == "h200" ? "cuda" : "rocm";
+      std::string yaml        = scenario_yaml(t.name, "enable_dbo: false");
+      yaml.replace(yaml.find("hardware: ") + 10, profile_for(t).size(), hw);
+      const std::string err = load_error(yaml);
+      CHECK(err.empty() == models::all2all_runs_on(t, stack));
+      if (!err.empty())
+        CHECK(contains(err, std::string(t.name) + " runs on " + t.platform + " only"));
+    }
   }
 }

@@ -99,7 +99,7 @@ TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range",
   {
     auto msg = error_of(replace(kBase, "deepep_low_latency", "pplx"));
     CHECK(msg == ":10:20: overlap.all2all_backend: unknown value 'pplx' (valid: deepep_high_throughput, "
-                 "deepep_low_latency, deepep_v2, nccl)");
+                 "deepep_low_latency, deepep_v2, nccl, mori)");
   }
   SECTION("unknown schedule names the schedule table")
   {

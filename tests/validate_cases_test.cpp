@@ -47,8 +47,8 @@ TEST_CASE("validate cases: every shipped reference case is predicted through the
     CHECK_FALSE(r.source.empty());
     groups.insert(r.group);
   }
-  CHECK(groups == std::set<std::string>{"deepep_ht", "deepep_ll", "deepgemm", "flashmla"});
-  CHECK(rows.size() == 45);
+  CHECK(groups == std::set<std::string>{"deepep_ht", "deepep_ll", "deepgemm", "flashmla", "mori"});
+  CHECK(rows.size() == 53);
 }
 
 TEST_CASE("validate cases: strict case files", "[quick]")
