@@ -285,6 +285,47 @@ FittedProfile fit_profile(const std::vector<Measurement>& records)
                       ? " (launch + synchronize round trip: " + fmt(host.at("launch_sync_roundtrip")->us) + " us)"
                       : std::string()));
 
+  // ---- the gaps of eager, graph and piecewise issue (kernels/torch_graph_gaps.py): each the median over every
+  //      record of its variant (runs and graph sizes pooled), the spread in the source
+  auto pooled = [&](const std::string& variant, double& lo, double& hi, int& n) {
+    std::vector<double> v;
+    for (const auto& m : records)
+      if (m.ok() && m.spec.family == "host" && m.spec.variant == variant)
+        v.push_back(m.us);
+    n = static_cast<int>(v.size());
+    if (v.empty())
+      return -1.0;
+    std::sort(v.begin(), v.end());
+    lo = v.front();
+    hi = v.back();
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  const std::string gaps_script = " (kernels/torch_graph_gaps.py, PyTorch)";
+  double lo = 0, hi = 0, lo2 = 0, hi2 = 0;
+  int n = 0, n2 = 0;
+  if (const double launch = pooled("graph_launch_cpu", lo, hi, n); launch >= 0)
+    fp.host_us["graph_launch"] = {launch, "measured: host time of one torch.cuda.CUDAGraph.replay() (cudaGraphLaunch) "
+                                          "of a 1-32-kernel graph, the GPU busy" +
+                                              gaps_script + ": median of " + std::to_string(n) + " records (" +
+                                              fmt(lo) + ".." + fmt(hi) + " us)"};
+  const double eager = pooled("eager_gpu_empty", lo, hi, n), graph = pooled("graph_gpu_empty", lo2, hi2, n2);
+  if (eager >= 0 && graph >= 0 && fp.host_us.count("graph_replay_kernel"))
+    fp.host_us["eager_kernel_gap"] = {
+        fp.host_us.at("graph_replay_kernel").value + eager - graph,
+        "measured: graph_replay_kernel + (GPU time per eager kernel queued ahead of the GPU " + fmt(eager) +
+            " us - per kernel inside one graph " + fmt(graph) + " us, the same near-empty kernel, medians of " +
+            std::to_string(n) + " and " + std::to_string(n2) + " records" + gaps_script + ")"};
+  if (const double piece = pooled("piece_gap_empty", lo, hi, n); piece >= 0) {
+    std::string check;
+    if (const double mixed = pooled("piece_eager_gap_empty", lo2, hi2, n2); mixed >= 0 && eager >= 0 && graph >= 0)
+      check = "; a graph -> eager kernel -> graph boundary measured " + fmt(mixed) + " us, the model's eager - graph " +
+              "gap + piece gap gives " + fmt(eager - graph + piece) + " us";
+    fp.host_us["graph_piece_gap"] = {piece, "measured: GPU gap a graph boundary adds, graphs of 8 near-empty kernels "
+                                            "replayed back to back against one graph of all their kernels" +
+                                                gaps_script + ": median of " + std::to_string(n) + " records (" +
+                                                fmt(lo) + ".." + fmt(hi) + " us)" + check};
+  }
+
   // ---- kernel floors: a tiny kernel's per-launch time, 100 back to back in one CUDA graph, less the graph's
   //      per-kernel gap (the engine adds that gap to every kernel itself)
   const double gap_us = fp.host_us.count("graph_replay_kernel") ? fp.host_us.at("graph_replay_kernel").value : 0;

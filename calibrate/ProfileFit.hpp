@@ -47,11 +47,12 @@ struct FittedProfile {
   int runs = 0;                           ///< env records: 1 + resumes (and later runs appended to the file)
   std::string last_run_date;              ///< the last env record's date (a later run appended to the same file)
   std::vector<FitTable> tables;
-  std::map<std::string, FitCurve> sm_scaling;     ///< "gemm", "grouped_gemm", "attention", "memory"
-  std::vector<FitSmTable> sm_tables;              ///< per-shape GEMM speed over tokens at the DBO partitions
-  std::map<std::string, FitScalar> interference;  ///< "compute_with_comm", "compute_with_comm_partitioned", ...
-  FitCurve comm_kernel_gbps;                      ///< x = CTAs (= SMs held), y = GB/s of payload
-  std::map<std::string, FitScalar> host_us;       ///< launch_cpu, graph_replay_kernel, event, stream_sync
+  std::map<std::string, FitCurve> sm_scaling;    ///< "gemm", "grouped_gemm", "attention", "memory"
+  std::vector<FitSmTable> sm_tables;             ///< per-shape GEMM speed over tokens at the DBO partitions
+  std::map<std::string, FitScalar> interference; ///< "compute_with_comm", "compute_with_comm_partitioned", ...
+  FitCurve comm_kernel_gbps;                     ///< x = CTAs (= SMs held), y = GB/s of payload
+  std::map<std::string, FitScalar> host_us;      ///< launch_cpu, graph_replay_kernel, event, stream_sync; graph_launch,
+                                                 ///< eager_kernel_gap, graph_piece_gap when measured
   std::map<std::string, FitScalar> kernel_floors; ///< per floor family: tiny kernel's time in a graph minus the gap
   FitScalar best_bf16_tflops, best_fp8_tflops, best_attention_tflops, best_stream_gbps;
   std::map<std::string, std::string> clocks;              ///< sm_clock_mhz min / median / max over the measurements

@@ -146,6 +146,12 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     else
       out << YAML::Key << key << YAML::Value << base["host"][key];
   }
+  for (const char* key : {"graph_launch", "eager_kernel_gap", "graph_piece_gap"}) { // optional keys
+    if (fit.host_us.count(key))
+      sourced(out, key, fit.host_us.at(key).value, fit.host_us.at(key).source);
+    else if (base["host"][key])
+      out << YAML::Key << key << YAML::Value << base["host"][key];
+  }
   out << YAML::EndMap;
 
   const double peak_bf16 = hw.peak_flops_per_s.at(models::DType::bf16) / 1e12;

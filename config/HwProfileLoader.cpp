@@ -134,6 +134,13 @@ void read_host(YamlMap& root, HwProfile& hw)
   hw.graph_replay_kernel_us = 1e6 * sourced(host, "graph_replay_kernel", UnitKind::time, 1e-6, 0, 1e-2, hw);
   hw.event_us               = 1e6 * sourced(host, "event", UnitKind::time, 1e-6, 0, 1e-2, hw);
   hw.stream_sync_us         = 1e6 * sourced(host, "stream_sync", UnitKind::time, 1e-6, 0, 1e-1, hw);
+  // Optional (measured by kernels/torch_graph_gaps.py): absent, the engine falls back and notes it.
+  if (host.has("graph_launch"))
+    hw.graph_launch_us = 1e6 * sourced(host, "graph_launch", UnitKind::time, 1e-6, 0, 1e-3, hw);
+  if (host.has("eager_kernel_gap"))
+    hw.eager_kernel_gap_us = 1e6 * sourced(host, "eager_kernel_gap", UnitKind::time, 1e-6, 0, 1e-4, hw);
+  if (host.has("graph_piece_gap"))
+    hw.graph_piece_gap_us = 1e6 * sourced(host, "graph_piece_gap", UnitKind::time, 1e-6, 0, 1e-4, hw);
   host.finish();
 }
 

@@ -370,7 +370,8 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
 
 const std::vector<All2AllEntry>& all2all_registry()
 {
-#define DBOSIM_ALL2ALL_ENTRY(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model, ...)     \
+#define DBOSIM_ALL2ALL_ENTRY(name, doc, holds, honours, whole, hook, masked, dbo, async, pwmoe, vllm, ubatch, model,   \
+                             ...)                                                                                      \
   All2AllEntry{#name, doc, All2AllBackend::name, &model},
   static const std::vector<All2AllEntry> r = {DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_ENTRY)};
 #undef DBOSIM_ALL2ALL_ENTRY

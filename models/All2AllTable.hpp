@@ -15,6 +15,10 @@
  *   MASKED          it hands the experts a masked [experts, max tokens, hidden] buffer (no permute/unpermute)
  *   DBO             dbosim accepts it under DBO (vLLM's micro-batching needs DeepEP's split send/recv)
  *   ASYNC_COMBINE   it has finalize_async: overlap.async_combine is allowed
+ *   PIECEWISE_MOE   vLLM adds the fused-MoE custom ops (moe_forward, moe_forward_shared) to the splitting ops of its
+ *                   piecewise CUDA graphs for it, so that its dispatch and combine stay outside the graphs
+ *                   (CompilationConfig.set_splitting_ops_for_v1, vllm/config/compilation.py, for
+ *                   deepep_high_throughput; docs/piecewise-graphs.md)
  *   VLLM_NAME       vLLM's --all2all-backend value (vllm/config/parallel.py)
  *   VLLM_UBATCH     vLLM's micro-batching asks for it (vllm/config/vllm.py); else the launch command warns
  *   MODEL           its cost model: a function of models/All2AllModel.cpp
@@ -28,8 +32,8 @@
 #define DBOSIM_ALL2ALL_TABLE(X)                                                                                       \
   X(deepep_high_throughput,                                                                                           \
     "DeepEP normal: chunked NVLink inside a node; RDMA to the same-rail GPU then NVLink forwarding; SM-bounded",      \
-    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    true, true, true, false, false, true, true,                                                                       \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE PIECEWISE_MOE */                            \
+    true, true, true, false, false, true, true, true,                                                                \
     "deepep_high_throughput", true, deepep_ht,                                                                        \
     2, "DeepEP get_dispatch_layout + dispatch",                                                                       \
     "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: prepare",                                    \
@@ -37,8 +41,8 @@
     "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: finalize", "any")                            \
   X(deepep_low_latency,                                                                                               \
     "DeepEP low-latency: per-copy IBGDA RDMA, NVLink inside a node, no SMs held",                                     \
-    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    false, false, false, true, true, true, true,                                                                      \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE PIECEWISE_MOE */                            \
+    false, false, false, true, true, true, true, false,                                                              \
     "deepep_low_latency", true, deepep_ll,                                                                            \
     2, "DeepEP low_latency_dispatch: send kernel (FP8 cast fused) + recv hook",                                       \
     "vllm/model_executor/layers/fused_moe/deepep_ll_prepare_finalize.py: prepare",                                    \
@@ -46,8 +50,8 @@
     "vllm/model_executor/layers/fused_moe/deepep_ll_prepare_finalize.py: finalize", "any")                            \
   X(deepep_v2,                                                                                                        \
     "DeepEP v2 (ElasticBuffer): the high-throughput data path (no separate v2 facts yet)",                            \
-    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    true, false, false, false, false, true, true,                                                                     \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE PIECEWISE_MOE */                            \
+    true, false, false, false, false, true, true, false,                                                             \
     "deepep_v2", false, deepep_ht,                                                                                    \
     2, "DeepEP v2 ElasticBuffer layout + dispatch",                                                                   \
     "vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: prepare",                                    \
@@ -55,15 +59,15 @@
     "vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py: finalize / finalize_async", "cuda")          \
   X(nccl,                                                                                                             \
     "NCCL all-to-all: per-peer send/recv, per-message efficiency, channels in flight",                                \
-    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    true, false, false, false, false, false, false,                                                                   \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE PIECEWISE_MOE */                            \
+    true, false, false, false, false, false, false, false,                                                           \
     "allgather_reducescatter", false, nccl_a2a,                                                                       \
     1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py",                            \
     1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py", "any")                     \
   X(mori,                                                                                                             \
     "MoRI-EP (ROCm): IntraNode push kernels over the xGMI mesh, one copy per (token, rank); InterNodeV1 across nodes", \
-    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE */                                          \
-    true, false, false, false, false, false, false,                                                                   \
+    /* HOLDS_SMS HONOURS_SMS WHOLE_SMS RECV_HOOK MASKED DBO ASYNC_COMBINE PIECEWISE_MOE */                            \
+    true, false, false, false, false, false, false, false,                                                           \
     "mori_high_throughput", false, mori_ep,                                                                           \
     1, "MoRI EpDispatchIntraNodeKernel (aiter's FP8 quant runs before it)",                                           \
     "vllm/model_executor/layers/fused_moe/prepare_finalize/mori.py: prepare",                                         \
@@ -101,6 +105,7 @@ struct All2AllTraits {
   bool masked_expert_input;
   bool dbo;
   bool async_combine;
+  bool piecewise_splits_moe;
   const char* vllm_name;
   bool vllm_ubatching;
   const char* model; ///< the cost model's function in models/All2AllModel.cpp
@@ -110,10 +115,10 @@ struct All2AllTraits {
 };
 
 // clang-format off
-#define DBOSIM_ALL2ALL_TRAITS_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model,     \
-                                  dn, dk, ds, cn, ck, cs, platform)                                                   \
-  All2AllTraits{#name, doc, All2AllBackend::name, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch,       \
-                #model, {dn, dk, ds}, {cn, ck, cs}, platform},
+#define DBOSIM_ALL2ALL_TRAITS_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, pwmoe, vllm, ubatch,     \
+                                  model, dn, dk, ds, cn, ck, cs, platform)                                             \
+  All2AllTraits{#name, doc, All2AllBackend::name, holds, honours, whole, hook, masked, dbo, async, pwmoe, vllm,        \
+                ubatch, #model, {dn, dk, ds}, {cn, ck, cs}, platform},
 // clang-format on
 /** @brief Every backend's traits, in the table's (and the enum's) order. */
 inline constexpr All2AllTraits all2all_traits[] = {DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_TRAITS_ROW)};

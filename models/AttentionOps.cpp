@@ -32,8 +32,9 @@ KernelWork fused_add_rmsnorm(const std::string& name, double tokens, int hidden)
 void add_router(std::vector<KernelWork>& out, const ModelSpec& m, double tokens)
 {
   out.push_back(launched_at(gemm_kernel("router_gate", tokens, m.num_routed_experts, m.hidden, DType::bf16), src_gate));
-  out.push_back(
-      launched_at(streaming_kernel("router_topk", tokens, m.num_routed_experts, 2.0, 0.0, ""), src_topk, "reduction"));
+  out.push_back(inside(
+      launched_at(streaming_kernel("router_topk", tokens, m.num_routed_experts, 2.0, 0.0, ""), src_topk, "reduction"),
+      GraphSplit::moe)); // FusedMoE's select_experts runs inside the fused-MoE custom op
 }
 
 /** The post-attention RMSNorm (with its residual add) and, on MoE layers, the router: the tail of A1. */
@@ -67,16 +68,19 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   if (s.phase == Phase::prefill) {
     // Prefill runs MLA un-absorbed: the latent of every context token is up-projected to per-head K_nope and V.
     const double context_tokens = double(s.batch) * s.context_len;
-    out.push_back(launched_at(
-        gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, m.attn_dtype),
-        std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"));
+    out.push_back(
+        inside(launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim),
+                                       a.kv_lora_rank, m.attn_dtype),
+                           std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"),
+               GraphSplit::attention));
   }
   // RoPE on q's and k's rotary parts (one kernel), then the latent + rotary key written to the paged cache (another).
   out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + 1) * a.qk_rope_head_dim, 1, 1, ""), src_rope));
   KernelWork cache = streaming_kernel("concat_and_cache_mla", t, a.kv_lora_rank + a.qk_rope_head_dim, 1, 0, "");
   if (t > 0)
     cache.bytes += t * (a.kv_lora_rank + a.qk_rope_head_dim) * dtype_bytes(m.kv_dtype);
-  out.push_back(launched_at(cache, "vllm/_custom_ops.py: concat_and_cache_mla (MLA attention layer, KV write)"));
+  out.push_back(inside(launched_at(cache, "vllm/_custom_ops.py: concat_and_cache_mla (MLA attention layer, KV write)"),
+                       GraphSplit::attention));
   return out;
 }
 
@@ -91,8 +95,10 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
   if (s.phase == Phase::decode) {
     // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
     // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
-    out.push_back(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
-                              std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"));
+    out.push_back(
+        inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
+                           std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
+               GraphSplit::attention));
     KernelWork core;
     core.name          = "mla_decode";
     core.efficiency    = Efficiency::attention;
@@ -116,18 +122,21 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     }
     core.launches     = 2;
     core.floor_family = "attention";
+    core.split        = GraphSplit::attention;
     core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
                   "the split-KV kernel and its combine kernel)";
     out.push_back(core);
-    out.push_back(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
-                              std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"));
+    out.push_back(inside(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
+                                     std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"),
+                         GraphSplit::attention));
   } else {
     // un-absorbed, over each request's context
     out.push_back(
-        launched_at(prefill_attention_kernel(m, par, s),
-                    "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
-                    "over the up-projected context)",
-                    "attention"));
+        inside(launched_at(prefill_attention_kernel(m, par, s),
+                           "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
+                           "over the up-projected context)",
+                           "attention"),
+               GraphSplit::attention));
   }
   add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype, src_mla);
   add_a1_tail(out, m, t, moe_layer);
@@ -149,7 +158,8 @@ std::vector<KernelWork> gqa_a0(const ModelSpec& m, const ParallelSpec& par, cons
   KernelWork cache = streaming_kernel("reshape_and_cache_flash", t, 2 * kvh * g.head_dim, 1, 0, "");
   if (t > 0)
     cache.bytes += t * 2.0 * kvh * g.head_dim * dtype_bytes(m.kv_dtype);
-  out.push_back(launched_at(cache, "vllm/_custom_ops.py: reshape_and_cache_flash (attention layer, KV write)"));
+  out.push_back(inside(launched_at(cache, "vllm/_custom_ops.py: reshape_and_cache_flash (attention layer, KV write)"),
+                       GraphSplit::attention));
   return out;
 }
 
@@ -177,6 +187,7 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
     core = prefill_attention_kernel(m, par, s); // over each request's context
   }
   core.floor_family = "attention";
+  core.split        = GraphSplit::attention;
   core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
   out.push_back(core);
   add_linear(out, "o_proj", t, m.hidden, h * g.head_dim, m.attn_dtype, src_gqa);

@@ -64,7 +64,8 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.recv_us     = w.recv_us;
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend).count;
-  c.method      = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
+  c.launch_split.assign(c.kernels, GraphSplit::moe); // DeepEP's prepare / finalize run inside FusedMoE's custom op
+  c.method = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
              fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
                          "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
                          op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,

@@ -78,6 +78,10 @@ struct HwProfile {
   double graph_replay_kernel_us = 0; ///< per-kernel cost inside a CUDA-graph replay
   double event_us               = 0; ///< cudaEventRecord / cudaStreamWaitEvent host cost
   double stream_sync_us         = 0; ///< cudaStreamSynchronize round trip on an idle stream
+  // Optional host keys (< 0: not in the profile; sim/StepPlanBuilder falls back, with a note in the plan):
+  double graph_launch_us     = -1; ///< host time of one CUDA-graph launch (torch.cuda.CUDAGraph.replay)
+  double eager_kernel_gap_us = -1; ///< GPU-side gap per kernel in eager mode, the host ahead (cf. graph_replay_kernel)
+  double graph_piece_gap_us  = -1; ///< GPU time a boundary between two back-to-back graph launches adds
 
   double gemm_efficiency = 0; ///< roofline fraction of peak reached by large GEMMs (datasheet fallback)
   /** Roofline fraction of the FP8 peak reached by large FP8 GEMMs (dense and grouped), measured apart from BF16's

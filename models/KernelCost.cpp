@@ -318,4 +318,10 @@ KernelWork launched_at(KernelWork w, const std::string& source, const std::strin
   return w;
 }
 
+KernelWork inside(KernelWork w, GraphSplit split)
+{
+  w.split = split;
+  return w;
+}
+
 } // namespace dbosim::models

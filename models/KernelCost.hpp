@@ -45,8 +45,9 @@ struct KernelWork {
   /// Kernels this work launches, timed together (FlashMLA's call: the split-KV kernel and its combine, one table).
   int launches = 1;
   std::string floor_family; ///< HwProfile::kernel_floor_us key: the least a launch of this kind takes ("" = none)
-  std::string shape;        ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
-  std::string source;       ///< where a serving engine launches it (vLLM file: function), for --explain
+  GraphSplit split = GraphSplit::none; ///< the vLLM custom op it runs inside, if that op can split piecewise graphs
+  std::string shape;                   ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
+  std::string source;                  ///< where a serving engine launches it (vLLM file: function), for --explain
   TableAxis table_axis = TableAxis::tokens;
 };
 
@@ -100,5 +101,7 @@ void add_linear(std::vector<KernelWork>& out, const std::string& name, double m,
 
 /** @brief `w` tagged with the place a serving engine launches it (vLLM file: function) and its floor family. */
 KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family = "");
+/** @brief `w` tagged as running inside vLLM custom op `split` (GraphSplit). */
+KernelWork inside(KernelWork w, GraphSplit split);
 
 } // namespace dbosim::models

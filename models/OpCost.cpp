@@ -106,8 +106,10 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
   c.kind      = kind;
   c.sm_family = sm_family;
   c.kernels   = 0;
-  for (const auto& k : kernels)
+  for (const auto& k : kernels) {
     c.kernels += std::max(1, k.launches);
+    c.launch_split.insert(c.launch_split.end(), std::max(1, k.launches), k.split);
+  }
   double longest_us = -1;
   for (const auto& k : kernels) {
     const KernelTime t = kernel_time(hw, k);
@@ -128,10 +130,21 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
   return c;
 }
 
+namespace {
+/** Kernels vLLM runs inside its fused-MoE custom op (FusedMoE.forward -> moe_forward / moe_forward_shared). */
+std::vector<KernelWork> inside_moe_op(std::vector<KernelWork> kernels)
+{
+  for (KernelWork& k : kernels)
+    k.split = GraphSplit::moe;
+  return kernels;
+}
+} // namespace
+
 OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        int redundant_experts, double load)
 {
-  return sum_kernels(hw, OpKind::MLP, "grouped_gemm", routed_mlp_kernels(model, par, shape, redundant_experts, load));
+  return sum_kernels(hw, OpKind::MLP, "grouped_gemm",
+                     inside_moe_op(routed_mlp_kernels(model, par, shape, redundant_experts, load)));
 }
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
@@ -167,8 +180,9 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   if (skewed)
     excess(out.ops.back(), routed_mlp_cost(model, hw, par, shape, redundant));
   if (model.num_shared_experts > 0)
-    out.ops.push_back(sum_kernels(hw, OpKind::S, "gemm",
-                                  dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate)));
+    out.ops.push_back(
+        sum_kernels(hw, OpKind::S, "gemm",
+                    inside_moe_op(dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate))));
   if (all_to_all) {
     out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, hot));
     if (skewed)

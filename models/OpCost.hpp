@@ -18,6 +18,15 @@ namespace dbosim::models {
 enum class OpKind { A0, A1, D, MLP, S, C, D_recv, C_recv };
 std::string op_name(OpKind k);
 
+/** @brief The vLLM custom op a kernel runs inside, when that op can be a splitting op of vLLM's piecewise CUDA
+ *  graphs (CompilationConfig.splitting_ops, vllm/config/compilation.py): under `cuda_graph: piecewise` the kernels
+ *  of a splitting op run eagerly between the captured pieces. `attention`: the attention custom op
+ *  (unified_attention_with_output / unified_mla_attention_with_output: KV-cache write and attention core, with MLA's
+ *  absorbed W_UK / W_UV products at decode and its kv_b_proj up-projection at prefill), always a splitting op;
+ *  `moe`: the fused-MoE custom op (moe_forward / moe_forward_shared: top-k, dispatch, experts, shared experts,
+ *  combine), a splitting op only where the all-to-all backend's trait says so (models/All2AllTable.hpp). */
+enum class GraphSplit { none, attention, moe };
+
 /** @brief What limits an op's duration. */
 enum class Bound { compute, memory, table, network };
 std::string bound_name(Bound b);
@@ -73,6 +82,9 @@ struct OpCost {
   int kernels    = 1; ///< kernel launches the op issues (each costs the host a launch)
   double recv_us = 0; ///< D/C: the receive kernel's part of duration_us (DeepEP low-latency); 0 = not separable
   std::vector<OpKernelPart> parts; ///< compute ops: their kernels, summing to duration_us; empty for D/C
+  /** One entry per kernel launch, in launch order: the custom op it runs inside (GraphSplit::none: a plain graph
+   *  kernel). Empty = every launch GraphSplit::none. */
+  std::vector<GraphSplit> launch_split{};
 };
 
 struct LayerCosts {

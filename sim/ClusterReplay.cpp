@@ -40,7 +40,7 @@ ClusterTimeline ClusterEngine::replay(int steps) const
   for (std::size_t c = 0; c < k; ++c) {
     TimelineEngine costs(sched_, plans_[c]);
     const HostParams& hp = plans_[c].host;
-    double t             = hp.cuda_graph ? hp.graph_launch_us : 0.0;
+    double t             = hp.cuda_graph || hp.piecewise ? hp.graph_launch_us : 0.0; // as host_loop
     for (OpVertex v : sched_.issue_order) {
       host_begin[v * k + c] = t;
       t += costs.host_cost_us(v);

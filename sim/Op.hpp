@@ -34,6 +34,10 @@ struct OpSpec {
   double duration_us             = 0; ///< compute: on the whole GPU; D/C: alone on the fabric
   double partitioned_duration_us = 0; ///< compute: on the SMs an SM partition leaves it (= duration_us without one)
   int kernels                    = 1; ///< kernel launches the host issues for it
+  /** Under piecewise CUDA graphs (HostParams::piecewise): of `kernels`, those inside a splitting op, launched eagerly
+   *  between the graphs, and the graph launches (pieces) that begin in this op. 0 otherwise. */
+  int eager_kernels  = 0;
+  int graph_launches = 0;
   /** D/C with a recv hook: after its (send) kernel ends, its data is this long in flight (wire, fences; no stream, no
    *  SMs) before the recv hook may start; its collective ends when the last rank's data has landed. 0 = no hook. */
   double flight_us = 0;
@@ -50,6 +54,8 @@ struct Op {
   double duration_us             = 0;
   double partitioned_duration_us = 0;
   int kernels                    = 1;
+  int eager_kernels              = 0; ///< OpSpec::eager_kernels
+  int graph_launches             = 0; ///< OpSpec::graph_launches
   double flight_us               = 0; ///< OpSpec::flight_us
   bool dummy = false; ///< an empty micro-batch's op (DP padding): it still runs, and its collectives are paid
 };

@@ -73,6 +73,8 @@ void ScheduleBuilder::issue_on_thread(OpKind k, int layer, int ub, StreamId s, i
   op.duration_us             = spec->duration_us;
   op.partitioned_duration_us = spec->partitioned_duration_us;
   op.kernels                 = spec->kernels;
+  op.eager_kernels           = spec->eager_kernels;
+  op.graph_launches          = spec->graph_launches;
   op.flight_us               = spec->flight_us;
   op.dummy                   = plan_.ubatches[ub].real_tokens == 0;
   // add_vertex(g) then assign: the add_vertex(property, g) overload trips GCC's -Wmaybe-uninitialized under ASan.

@@ -49,6 +49,10 @@ void split_recv_hook(std::vector<OpSpec>& ops, OpKind k, double recv_us)
   send->kernels         = std::max(1, send->kernels - 1);
   OpSpec hook;
   hook.kind = recv_hook_of(k);
+  if (send->eager_kernels > 0) { // the recv kernel is launched as the send was (eager under piecewise graphs)
+    --send->eager_kernels;
+    hook.eager_kernels = 1;
+  }
   ops.insert(ops.begin() + (send - ops.data()) + 1, hook);
   set_collective_us(ops, k, total_us, recv_us);
 }

@@ -30,14 +30,22 @@ void split_recv_hook(std::vector<OpSpec>& ops, OpKind k, double recv_us);
 
 /** @brief The host side: what issuing costs the CPU. */
 struct HostParams {
-  bool cuda_graph        = false; ///< full CUDA graph: the step replays with no per-kernel host cost
-  double launch_cpu_us   = 0;     ///< eager: host time per kernel launch
-  double event_us        = 0;     ///< eager: host time per cudaEventRecord / cudaStreamWaitEvent
-  double handoff_us      = 0;     ///< eager: a DBO CPU hand-off (yield) between micro-batch threads
-  double graph_launch_us = 0;     ///< graph: one launch of the whole step's graph
-  /** GPU-side gap per kernel, eager or graph (the profile's graph_replay_kernel_us: the gap between kernels when the
-   *  host is not the limit; an eager kernel pays it too, after its host launch). */
-  double kernel_gap_us      = 0;
+  bool cuda_graph = false; ///< full CUDA graph: the step replays with no per-kernel host cost
+  /** Piecewise CUDA graphs (vLLM's CUDAGraphMode.PIECEWISE): the kernels between splitting ops are captured in
+   *  graphs, one launch per piece (Op::graph_launches), the splitting ops' kernels run eagerly (Op::eager_kernels). */
+  bool piecewise         = false;
+  double launch_cpu_us   = 0; ///< eager: host time per kernel launch
+  double event_us        = 0; ///< eager: host time per cudaEventRecord / cudaStreamWaitEvent
+  double handoff_us      = 0; ///< eager: a DBO CPU hand-off (yield) between micro-batch threads
+  double graph_launch_us = 0; ///< graph: host time of one graph launch (the whole step's, or one piece's)
+  /** GPU-side gap per kernel inside a CUDA graph (the profile's graph_replay_kernel_us: the gap between kernels when
+   *  the host is not the limit). */
+  double kernel_gap_us = 0;
+  /** GPU-side gap per eagerly launched kernel, the host ahead (the profile's eager_kernel_gap; falls back to
+   *  kernel_gap_us). */
+  double eager_kernel_gap_us = 0;
+  /** GPU time each piece's graph launch adds at its boundary, beyond its kernels' gaps (graph_piece_gap). */
+  double piece_gap_us       = 0;
   double stream_sync_us     = 0;     ///< host synchronize round trip
   bool host_sync_after_comm = false; ///< block the host until the comm stream drains after each D and C
 };

@@ -12,9 +12,43 @@ namespace dbosim::sim {
 
 using models::Phase;
 
-/* `recv_hooks`: D and C whose model separates a receive kernel run as send + recv hook. */
+/* Piecewise CUDA graphs (vLLM's PIECEWISE mode, vllm/compilation/backends.py: split_graph cuts the model's FX graph
+ * at every splitting op; each piece between two is captured and replayed as one CUDA graph, the splitting op runs
+ * eagerly): the kernels of a splitting op (models::GraphSplit: attention always, the fused-MoE op where the backend
+ * makes it one) are eager; every run of captured kernels that follows one is a piece, one graph launch. The layer
+ * repeats, so the launch before a layer's first op is its own last one (a cycle); the piece that holds the step's
+ * first layers' head (embedding ...) is the step's own first launch (host_loop). */
+static void count_pieces(const models::LayerCosts& lc, std::vector<OpSpec>& specs, bool split_moe)
+{
+  auto is_split = [split_moe](models::GraphSplit g) {
+    return g == models::GraphSplit::attention || (split_moe && g == models::GraphSplit::moe);
+  };
+  auto launches = [](const models::OpCost& c) {
+    if (!c.launch_split.empty() && static_cast<int>(c.launch_split.size()) != c.kernels)
+      throw InternalError(
+          fmt::format("{}: {} launches but {} split tags", op_kind_name(c.kind), c.kernels, c.launch_split.size()));
+    return c.launch_split.empty() ? std::vector<models::GraphSplit>(std::max(0, c.kernels), models::GraphSplit::none)
+                                  : c.launch_split;
+  };
+  bool prev_split = false; // the layer's last launch, as the one before its first
+  for (const models::OpCost& c : lc.ops)
+    for (models::GraphSplit g : launches(c))
+      prev_split = is_split(g);
+  for (std::size_t i = 0; i < lc.ops.size(); ++i)
+    for (models::GraphSplit g : launches(lc.ops[i])) {
+      const bool sp = is_split(g);
+      if (sp)
+        ++specs[i].eager_kernels;
+      else if (prev_split)
+        ++specs[i].graph_launches;
+      prev_split = sp;
+    }
+}
+
+/* `recv_hooks`: D and C whose model separates a receive kernel run as send + recv hook. `piecewise`: count each op's
+ * eager kernels and graph launches (count_pieces), the fused-MoE op a splitting op when `split_moe`. */
 static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSource& costs, int compute_sms,
-                                    bool partition, bool recv_hooks)
+                                    bool partition, bool recv_hooks, bool piecewise, bool split_moe)
 {
   std::vector<OpSpec> out;
   for (const models::OpCost& c : lc.ops) {
@@ -28,6 +62,8 @@ static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSour
                                       c.kernels));
     out.push_back(s);
   }
+  if (piecewise)
+    count_pieces(lc, out, split_moe);
   if (recv_hooks)
     for (const models::OpCost& c : lc.ops)
       if (is_comm_kind(c.kind) && c.recv_us > 0)
@@ -154,19 +190,47 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     if (!(f >= 1.0) || !std::isfinite(f))
       throw InputError(hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
 
-  // ---- Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph.
-  const bool want_graph = sc.execution.cuda_graph == CudaGraphMode::full;
-  plan.host.cuda_graph  = want_graph && decode && !host_sync;
-  if (want_graph && !plan.host.cuda_graph)
+  // ---- Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph. Piecewise
+  //      graphs for any step up to vLLM's largest capture size (VllmConfig._set_cudagraph_sizes, vllm/config/vllm.py:
+  //      min(max_num_seqs x query length x 2, 512) by default; the CUDA-graph dispatcher runs a larger batch eager).
+  constexpr int max_capture_tokens = 512;
+  const CudaGraphMode mode         = sc.execution.cuda_graph;
+  plan.host.cuda_graph             = mode == CudaGraphMode::full && decode && !host_sync;
+  if (mode == CudaGraphMode::full && !plan.host.cuda_graph)
     plan.notes.emplace_back(decode ? "host_sync_after_comm: the step runs eager (a synchronize cannot be captured)"
                                    : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
-  if (sc.execution.cuda_graph == CudaGraphMode::piecewise)
-    plan.notes.emplace_back("cuda_graph piecewise is modelled as eager (every kernel pays its launch)");
-  plan.host.launch_cpu_us        = hw.launch_cpu_us;
-  plan.host.event_us             = hw.event_us;
-  plan.host.handoff_us           = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
-  plan.host.graph_launch_us      = hw.launch_cpu_us;
-  plan.host.kernel_gap_us        = hw.graph_replay_kernel_us;
+  if (mode == CudaGraphMode::piecewise) {
+    plan.host.piecewise = !host_sync && padded <= max_capture_tokens;
+    if (host_sync)
+      plan.notes.emplace_back("host_sync_after_comm: the step runs eager (a synchronize cannot be captured)");
+    else if (!plan.host.piecewise)
+      plan.notes.push_back(fmt::format("{} tokens exceed vLLM's largest CUDA-graph capture size {}: the step runs "
+                                       "eager (no piecewise graph)",
+                                       padded, max_capture_tokens));
+    else
+      plan.notes.push_back(fmt::format(
+          "cuda_graph piecewise: the attention op{} runs eagerly between captured pieces (vLLM splitting_ops)",
+          a2a.piecewise_splits_moe ? " and the fused-MoE op (this backend's dispatch/combine)" : ""));
+  }
+  // Optional profile keys: absent, a stated fallback (noted only where this step uses it).
+  const bool graphs = plan.host.cuda_graph || plan.host.piecewise;
+  auto host_key     = [&](double v, const char* key, bool used, double fallback, const char* what) {
+    if (v >= 0)
+      return v;
+    if (used)
+      plan.notes.push_back(fmt::format("profile {} has no host.{}: {}", hw.name, key, what));
+    return fallback;
+  };
+  plan.host.launch_cpu_us = hw.launch_cpu_us;
+  plan.host.event_us      = hw.event_us;
+  plan.host.handoff_us    = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
+  plan.host.graph_launch_us =
+      host_key(hw.graph_launch_us, "graph_launch", graphs, hw.launch_cpu_us, "a graph launch costs a kernel launch");
+  plan.host.kernel_gap_us       = hw.graph_replay_kernel_us;
+  plan.host.eager_kernel_gap_us = host_key(hw.eager_kernel_gap_us, "eager_kernel_gap", !plan.host.cuda_graph,
+                                           hw.graph_replay_kernel_us, "an eager kernel's GPU gap is the graph's");
+  plan.host.piece_gap_us =
+      host_key(hw.graph_piece_gap_us, "graph_piece_gap", plan.host.piecewise, 0.0, "a piece boundary adds no GPU gap");
   plan.host.stream_sync_us       = hw.stream_sync_us;
   plan.host.host_sync_after_comm = host_sync;
 
@@ -179,8 +243,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     whole.batch               = w.tokens_per_rank > 0 ? w.batch : 0;
     whole.context_len         = w.context_len;
     const models::OpCost work = costs.step_work(whole);
-    const double gpu_us       = work.duration_us + work.kernels * plan.host.kernel_gap_us;
-    plan.step_work_us      = plan.host.cuda_graph ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
+    // Piecewise: the embedding and the final norm ride in the first and last pieces, the LM head and the sampler are
+    // priced as under a full graph (dbosim's full graph captures them too).
+    const double gpu_us =
+        work.duration_us + work.kernels * (graphs ? plan.host.kernel_gap_us : plan.host.eager_kernel_gap_us);
+    plan.step_work_us      = graphs ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
     plan.step_work_kernels = work.kernels;
     if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
       throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
@@ -207,10 +274,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
-      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false);
+      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false,
+                         plan.host.piecewise, false);
     if (plan.first_k_dense < plan.num_layers) {
       const models::LayerCosts lc = costs.layer(shape, true, plan.gpu.comm_sms);
-      c.moe                       = to_specs(lc, costs, compute_sms, partition, recv_hooks);
+      c.moe = to_specs(lc, costs, compute_sms, partition, recv_hooks, plan.host.piecewise, a2a.piecewise_splits_moe);
       plan.expert_spin_us += lc.straggler_us * (plan.num_layers - plan.first_k_dense);
       plan.hot_rank_load = std::max(plan.hot_rank_load, lc.hot_rank_load);
     }

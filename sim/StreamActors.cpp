@@ -173,7 +173,7 @@ void host_loop(StreamRun* st)
   for (int step = 0; step < st->steps; ++step) {
     st->step_start_s = sg4::Engine::get_clock();
     st->ops_done     = 0;
-    if (!eager && hp.graph_launch_us > 0)
+    if ((hp.cuda_graph || hp.piecewise) && hp.graph_launch_us > 0) // the step's graph; piecewise: its first piece
       sg4::this_actor::sleep_for(hp.graph_launch_us * us);
     for (OpVertex v : st->sched->issue_order) {
       OpRecord& rec     = st->timeline.ops[v];

@@ -47,6 +47,7 @@ json summary_json(const StepPlan& plan, const Metrics& m)
         {"num_ubatches", plan.num_ubatches()},
         {"ubatch_tokens", ubatch_tokens},
         {"cuda_graph", plan.host.cuda_graph},
+        {"piecewise_graphs", plan.host.piecewise},
         {"host_sync_after_comm", plan.host.host_sync_after_comm},
         {"comm_sms", plan.gpu.comm_sms},
         {"comm_uses_sms", plan.gpu.comm_uses_sms},
@@ -58,7 +59,7 @@ std::string summary_text(const StepPlan& plan, const Metrics& m)
 {
   std::string out;
   out += fmt::format("schedule {}  micro-batches {}  cuda graph {}  comm SMs {}\n", plan.schedule, plan.num_ubatches(),
-                     plan.host.cuda_graph ? "full" : "eager", plan.gpu.comm_sms);
+                     plan.host.cuda_graph ? "full" : (plan.host.piecewise ? "piecewise" : "eager"), plan.gpu.comm_sms);
   for (const std::string& n : plan.notes)
     out += fmt::format("  note: {}\n", n);
   out += fmt::format("step time        {:10.1f} us\n", m.step_time_us);

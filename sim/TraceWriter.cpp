@@ -47,7 +47,7 @@ json chrome_trace(const Schedule& sched, const StepPlan& plan, const Timeline& t
   for (int ub = 0; ub < sched.num_ubatches; ++ub)
     events.push_back(thread_name(host_tid0 + ub, "host thread ubatch " + std::to_string(ub)));
 
-  if (plan.host.cuda_graph && plan.host.graph_launch_us > 0)
+  if ((plan.host.cuda_graph || plan.host.piecewise) && plan.host.graph_launch_us > 0)
     events.push_back(slice("graph launch", "host_launch", host_tid0, 0, plan.host.graph_launch_us));
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
     const Op& op      = g[v];

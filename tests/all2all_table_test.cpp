@@ -27,8 +27,8 @@ using models::OpKind;
 namespace {
 
 // A row with a column missing or extra does not expand here (nor in the header): the table's arity is the check.
-#define DBOSIM_ALL2ALL_COUNT_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, vllm, ubatch, model, dn,  \
-                                 dk, ds, cn, ck, cs, platform)                                                         \
+#define DBOSIM_ALL2ALL_COUNT_ROW(name, doc, holds, honours, whole, hook, masked, dbo, async, pwmoe, vllm, ubatch,      \
+                                 model, dn, dk, ds, cn, ck, cs, platform)                                              \
   +1
 constexpr int rows = 0 DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_COUNT_ROW);
 #undef DBOSIM_ALL2ALL_COUNT_ROW

@@ -89,6 +89,42 @@ TEST_CASE("sim::closed form: serial is the sum of its ops", "[quick]")
   CHECK(r.m.critical_path_us.at("C") == Approx(50).margin(tol_us));
 }
 
+TEST_CASE("sim::closed form: a piecewise-graph step pays its pieces' launches, eager kernels and boundary gaps",
+          "[quick]")
+{
+  // Serial, 2 MoE layers of 4 kernels per op. A0 ends with one eager kernel (the attention op's KV write), A1 opens
+  // with 3 (the rest of the attention op) and then launches the piece that runs to the next layer's KV write.
+  // Host: 5 µs per eager launch, 2 µs per graph launch; GPU gaps: 0.5 per captured kernel, 1.5 per eager kernel,
+  // 1 per piece boundary. Per layer on the GPU: A0 10 + 3*0.5 + 1.5 = 13; A1 20 + 0.5 + 3*1.5 + 1 = 26; D, MLP, S, C
+  // 30/40/15/25 + 4*0.5 each = 118 in all: 157 per layer. Host: the step's first piece 2, A0 +5, A1 +3*5 + 2, the
+  // rest 0: A0 of layer 0 issued at 7 (runs 7-20), A1 at 24: the GPU waits 4 µs for it. Layer 1 is issued long
+  // before the GPU reaches it. Step: 7 + 157 + 4 + 157 = 325 µs.
+  LayerDurations d = hand_durations();
+  d.kernels_per_op = 4;
+  StepPlan plan    = synthetic_plan("serial", 2, 0, 1, d);
+  for (OpSpec& op : plan.ubatches[0].moe) {
+    if (op.kind == OpKind::A0)
+      op.eager_kernels = 1;
+    if (op.kind == OpKind::A1) {
+      op.eager_kernels  = 3;
+      op.graph_launches = 1;
+    }
+  }
+  plan.host.piecewise           = true;
+  plan.host.launch_cpu_us       = 5;
+  plan.host.event_us            = 7; // captured in the pieces: never paid
+  plan.host.graph_launch_us     = 2;
+  plan.host.kernel_gap_us       = 0.5;
+  plan.host.eager_kernel_gap_us = 1.5;
+  plan.host.piece_gap_us        = 1;
+  Run r                         = replay(plan);
+  CHECK(r.m.step_time_us == Approx(325).margin(tol_us));
+  CHECK(find(r, OpKind::A1, 0, 0).issue_us == Approx(24).margin(tol_us));
+  CHECK(find(r, OpKind::A1, 0, 0).start_us == Approx(24).margin(tol_us));
+  CHECK(find(r, OpKind::A1, 0, 0).end_us == Approx(50).margin(tol_us));
+  CHECK(find(r, OpKind::A0, 1, 0).end_us == Approx(168 + 13).margin(tol_us));
+}
+
 TEST_CASE("sim::closed form: async combine saves min(S, C) per MoE layer", "[quick]")
 {
   // Same layers as the serial case (345 µs); S=15 runs under C=25 on each of the 2 MoE layers: 345 - 2*15 = 315.
@@ -284,12 +320,14 @@ TEST_CASE("sim::closed form: SM partition runs compute at its partitioned durati
 
 TEST_CASE("sim::closed form: a fast eager host hides its launches, kernel gaps stay on the GPU", "[quick]")
 {
-  // 0.5 µs per launch, 1 µs GPU gap per kernel, 12 single-kernel ops of 280 µs in all: only the first launch is
-  // exposed, every gap is paid: 0.5 + 280 + 12 = 292.5 µs. (A full graph would pay the same gaps: eager >= graph.)
-  StepPlan plan           = synthetic_plan("serial", 2, 0, 1, hand_durations());
-  plan.host.launch_cpu_us = 0.5;
-  plan.host.kernel_gap_us = 1;
-  Run r                   = replay(plan);
+  // 0.5 µs per launch, 1 µs eager GPU gap per kernel, 12 single-kernel ops of 280 µs in all: only the first launch
+  // is exposed, every gap is paid: 0.5 + 280 + 12 = 292.5 µs. (A full graph pays its own gap, kernel_gap_us: not
+  // this one.)
+  StepPlan plan                 = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  plan.host.launch_cpu_us       = 0.5;
+  plan.host.kernel_gap_us       = 0.25;
+  plan.host.eager_kernel_gap_us = 1;
+  Run r                         = replay(plan);
   CHECK(r.m.step_time_us == Approx(0.5 + 280 + 12).margin(tol_us));
 }
 
