@@ -105,8 +105,9 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
                          "capacity are datasheet values");
   if (!opt.verify_note.empty())
     detail("verification", opt.verify_note);
-  for (const auto& [table, used] : fit.preferred_tables) { // e.g. mla_decode from FlashMLA rather than the fastest
-    auto info = [&](const char* k) { return used.info.count(k) ? used.info.at(k) : std::string("?"); };
+  for (const auto& [table, preferred] : fit.preferred_tables) { // e.g. mla_decode from FlashMLA, not the fastest
+    const auto& used = preferred; // a structured binding cannot be captured by a lambda before C++20 (clang)
+    auto info        = [&](const char* k) { return used.info.count(k) ? used.info.at(k) : std::string("?"); };
     detail(table + "_implementation",
            used.impl + " (raw family " + used.family + " in " + opt.raw_results + ", measured " + info("measured_at") +
                " on " + info("gpu") + ", torch " + info("torch") + ", CUDA " + info("cuda") +
