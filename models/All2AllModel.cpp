@@ -98,6 +98,34 @@ double sm_bounded_nvlink(const All2AllContext& ctx)
   return bw;
 }
 
+/** @brief Rank r's internode traffic when a collective goes by rail (DeepEP normal, MoRI InterNodeV1): RDMA once per
+ *  (token, remote node) to that node's same-rail GPU, the same count both ways (`spine`: the part of it through the
+ *  spine), and what r forwards over its node's links of the copies its rail peers send into the node
+ *  (`forward_to_self`: r's own slots counted too, as DeepEP's forwarder writes them through the same buffers). */
+struct RailTraffic {
+  double rdma_send = 0, rdma_recv = 0, spine = 0, forwarded = 0;
+};
+RailTraffic rail_traffic(const RoutingMatrix& rm, const Layout& l, const All2AllContext& ctx, int r, double b,
+                         bool forward_to_self)
+{
+  RailTraffic t;
+  const int nr = l.node(r);
+  for (int node = 0; node < l.nodes(); ++node)
+    if (node != nr) {
+      t.rdma_send += rm.node_dedup[r][node] * b;
+      if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
+        t.spine += rm.node_dedup[r][node] * b;
+    }
+  for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
+    if (l.node(s) != nr) {
+      t.rdma_recv += rm.node_dedup[s][nr] * b;
+      for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
+        if (forward_to_self || d != r)
+          t.forwarded += rm.rank_dedup[s][d] * b;
+    }
+  return t;
+}
+
 /** @brief On a full mesh, the time the busiest peer pair's link takes: each pair has one link, so a GPU reaches one
  *  peer at one link's rate however idle its other links are. 0 on a switch, where the GPU's port is the only bound. */
 double mesh_pair_us(double pair_bytes, double message_bytes, const All2AllContext& ctx)
@@ -207,20 +235,12 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
       }
     }
     if (internode) {
-      // RDMA to the same-rail GPU of each remote node, once per (token, node) — same count both ways.
-      for (int node = 0; node < l.nodes(); ++node)
-        if (node != nr) {
-          rdma_send += rm.node_dedup[r][node] * b;
-          if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
-            spine += rm.node_dedup[r][node] * b;
-        }
-      for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
-        if (l.node(s) != nr) {
-          rdma_recv += rm.node_dedup[s][nr] * b;
-          // This GPU forwards what its rail peer s sends into the node to the other local destinations.
-          for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
-            nvl_send += rm.rank_dedup[s][d] * b;
-        }
+      // DeepEP's forwarder writes its own rank's slots through the same channel buffers as a peer's.
+      const RailTraffic rt = rail_traffic(rm, l, ctx, r, b, /*forward_to_self=*/true);
+      rdma_send            = rt.rdma_send;
+      rdma_recv            = rt.rdma_recv;
+      spine                = rt.spine;
+      nvl_send += rt.forwarded;
       nvl_recv = std::max(nvl_recv, nvl_send); // symmetric fan-in from the node's rail receivers
     }
     RankComm& c    = out[r];
@@ -333,19 +353,12 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
       pair = std::max({pair, at(rm.rank_dedup, tr, r, p) * b, at(rm.rank_dedup, tr, p, r) * b});
     }
     if (internode) {
-      for (int node = 0; node < l.nodes(); ++node)
-        if (node != nr) {
-          rdma_send += rm.node_dedup[r][node] * b;
-          if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
-            spine += rm.node_dedup[r][node] * b;
-        }
-      for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
-        if (l.node(s) != nr) {
-          rdma_recv += rm.node_dedup[s][nr] * b;
-          for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
-            if (d != r) // forwarded over the links to the node's other destinations
-              send += rm.rank_dedup[s][d] * b;
-        }
+      // forwarded over the links to the node's other destinations only
+      const RailTraffic rt = rail_traffic(rm, l, ctx, r, b, /*forward_to_self=*/false);
+      rdma_send            = rt.rdma_send;
+      rdma_recv            = rt.rdma_recv;
+      spine                = rt.spine;
+      send += rt.forwarded;
       recv = std::max(recv, send);
     }
     RankComm& c    = out[r];
