@@ -23,6 +23,9 @@ import datetime, json, math, os, subprocess, sys, time
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the Triton family's records)
+
 DL, DR, PAGE = 512, 64, 64
 SCALE = 1.0 / math.sqrt(192.0)  # the model's q.k head dim (128 nope + 64 rope), as in triton_mla_decode.py
 FAMILY = "mla_decode_flashmla"
@@ -162,22 +165,6 @@ def check(mod):
         print(f"check B={B} ctx={ctx} heads={H} lens={'ragged' if lens else 'equal'}: "
               f"rel err {((replay - ref).norm() / ref.norm()).item():.2e}, sm_parts {op.meta_parts}", flush=True)
     return worst
-
-
-def time_us(fn, flush):
-    """Median, p10, p90 (us) of event-timed calls, each after a fill of `flush` (the Triton script's method)."""
-    fn(); fn(); torch.cuda.synchronize()
-    s0, e0 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s0.record(); fn(); e0.record(); torch.cuda.synchronize()
-    reps = max(5, min(40, int(25.0 / max(s0.elapsed_time(e0), 1e-3))))
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for i, (a, b) in enumerate(ev):
-        flush.fill_(i & 0xFF)
-        a.record(); fn(); b.record()
-    torch.cuda.synchronize()
-    us = sorted(1e3 * a.elapsed_time(b) for a, b in ev)
-    med = us[reps // 2] if reps % 2 else 0.5 * (us[reps // 2 - 1] + us[reps // 2])
-    return med, us[int(0.1 * (reps - 1))], us[int(round(0.9 * (reps - 1)))], reps
 
 
 def environment(commit, cutlass_commit):
