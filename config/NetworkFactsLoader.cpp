@@ -11,23 +11,27 @@
 namespace dbosim {
 namespace {
 
-double sourced_quantity(YamlMap& root, const std::string& key, UnitKind kind, double plain_scale, double lo, double hi,
-                        models::NetworkFacts& f)
+/** @brief Reads `{value, source}` under `key` of `parent`: `read_value(entry)` reads the value; the source is
+ *  recorded under the entry's dotted path ("deepep_call_fixed", "mori.call_fixed", "scale_up.link_bandwidth"). */
+template <typename ReadValue>
+auto sourced_entry(YamlMap& parent, const std::string& key, models::NetworkFacts& f, ReadValue read_value)
 {
-  YamlMap entry  = root.get_map(key);
-  double value   = entry.get_quantity("value", kind, plain_scale, lo, hi);
-  f.sources[key] = entry.get_string("source");
+  YamlMap entry             = parent.get_map(key);
+  auto value                = read_value(entry);
+  f.sources[entry.prefix()] = entry.get_string("source");
   entry.finish();
   return value;
 }
 
-int sourced_int(YamlMap& root, const std::string& key, long lo, long hi, models::NetworkFacts& f)
+double sourced_quantity(YamlMap& parent, const std::string& key, UnitKind kind, double plain_scale, double lo,
+                        double hi, models::NetworkFacts& f)
 {
-  YamlMap entry  = root.get_map(key);
-  int value      = entry.get_int("value", lo, hi);
-  f.sources[key] = entry.get_string("source");
-  entry.finish();
-  return value;
+  return sourced_entry(parent, key, f, [&](YamlMap& e) { return e.get_quantity("value", kind, plain_scale, lo, hi); });
+}
+
+int sourced_int(YamlMap& parent, const std::string& key, long lo, long hi, models::NetworkFacts& f)
+{
+  return sourced_entry(parent, key, f, [&](YamlMap& e) { return e.get_int("value", lo, hi); });
 }
 
 /** DeepEP's per-EP chunk table: equal-length integer columns, EP strictly ascending. */
@@ -66,15 +70,10 @@ void mori(YamlMap& root, models::NetworkFacts& f)
 {
   if (!root.has("mori"))
     return;
-  YamlMap m                    = root.get_map("mori");
-  YamlMap fixed                = m.get_map("call_fixed");
-  f.mori.call_fixed_us         = 1e6 * fixed.get_quantity("value", UnitKind::time, 1e-6, 0, 1e-3);
-  f.sources["mori.call_fixed"] = fixed.get_string("source");
-  fixed.finish();
-  YamlMap eff                           = m.get_map("dispatch_efficiency");
-  f.mori.dispatch_efficiency            = eff.get_double("value", 0.01, 1.0);
-  f.sources["mori.dispatch_efficiency"] = eff.get_string("source");
-  eff.finish();
+  YamlMap m            = root.get_map("mori");
+  f.mori.call_fixed_us = 1e6 * sourced_quantity(m, "call_fixed", UnitKind::time, 1e-6, 0, 1e-3, f);
+  f.mori.dispatch_efficiency =
+      sourced_entry(m, "dispatch_efficiency", f, [](YamlMap& e) { return e.get_double("value", 0.01, 1.0); });
   m.finish();
   f.mori.present = true;
 }
@@ -92,13 +91,7 @@ void scale_up(YamlMap& root, models::NetworkFacts& f)
     topo.fail("value", fmt::format("unknown topology '{}'", name), models::scale_up_topology_names());
   topo.finish();
   if (f.scale_up_topology == models::ScaleUpTopology::full_mesh) {
-    auto sourced = [&](const std::string& key, auto read) {
-      YamlMap e                    = s.get_map(key);
-      auto v                       = read(e);
-      f.sources["scale_up." + key] = e.get_string("source");
-      e.finish();
-      return v;
-    };
+    auto sourced            = [&](const std::string& key, auto read) { return sourced_entry(s, key, f, read); };
     f.mesh_links_per_gpu    = sourced("links_per_gpu", [](YamlMap& e) { return e.get_int("value", 1, 1024); });
     f.mesh_link_bytes_per_s = sourced(
         "link_bandwidth", [](YamlMap& e) { return e.get_quantity("value", UnitKind::bandwidth, 1e9, 1e8, 1e13); });
