@@ -58,23 +58,35 @@ std::string speculative_text(const json& summary)
   return summary.contains("speculative") ? sim::spec_decode_text(summary["speculative"]) : std::string();
 }
 
+/** The engine that ran the step, and where its trace went. */
+std::string trace_line(const json& summary, const std::string& out_dir, bool written)
+{
+  const std::string engine = summary["engine"].get<std::string>();
+  return fmt::format("engine: {}{}\n", engine == "replay" ? "max-plus replay (exact for this step)" : "SimGrid",
+                     written ? fmt::format("; wrote {}/trace.json", out_dir) : std::string("; no trace"));
+}
+
 json simulate_cluster(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt,
                       const sim::PlanOptions& popt, bool print, bool write_summary)
 {
-  const sim::ClusterRun run = sim::run_cluster(s, popt, 1, opt.simgrid_args);
+  const sim::ClusterRun run =
+      sim::run_cluster(s, popt, 1, opt.simgrid_args, opt.engine.value_or(sim::EngineKind::automatic));
   // The summary a single-rank run writes, of the representative rank (its step is the cluster's), plus the per-rank
   // spread.
   const sim::RankStep rep = sim::representative_step(run);
   json summary            = sim::summary_json(*rep.plan, rep.metrics);
   summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
+  summary["engine"]       = run.simgrid ? "simgrid" : "replay";
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
+  if (opt.write_trace)
+    write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}{}wrote {}/trace.json\n", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
-               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), out_dir);
+    fmt::print("{}{}{}{}", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary),
+               trace_line(summary, out_dir, opt.write_trace));
   return summary;
 }
 
@@ -88,18 +100,21 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
     return simulate_cluster(s, out_dir, opt, popt, print, write_summary);
   const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
-  const sim::StepRun run    = sim::run_step(plan, sched, {opt.simgrid_args});
-  const sim::Timeline& tl   = run.timeline;
-  const sim::Metrics& m     = run.metrics;
-  json summary              = sim::summary_json(plan, m);
+  const sim::StepRun run =
+      sim::run_step(plan, sched, {opt.simgrid_args, opt.engine.value_or(sim::EngineKind::simgrid)});
+  const sim::Timeline& tl = run.timeline;
+  const sim::Metrics& m   = run.metrics;
+  json summary            = sim::summary_json(plan, m);
+  summary["engine"]       = sim::engine_name(run.engine);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
+  if (opt.write_trace)
+    write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}wrote {}/trace.json\n", with_band(sim::summary_text(plan, m), "step time "),
-               speculative_text(summary), out_dir);
+    fmt::print("{}{}{}", with_band(sim::summary_text(plan, m), "step time "), speculative_text(summary),
+               trace_line(summary, out_dir, opt.write_trace));
   return summary;
 }
 

@@ -2,9 +2,11 @@
  * `--compare`: the same scenario with overlap off / async combine only / DBO, side by side. */
 #pragma once
 #include "config/Scenario.hpp"
+#include "sim/StepEngine.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@ struct EngineRunOptions {
   std::string schedule; ///< a sim::schedule_registry() name; empty: from the scenario's overlap settings
   bool compare = false;
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (after dbosim's defaults: the user's win)
+  /** The engine (--engine); unset: SimGrid for one rank (the reference), automatic for every-rank cluster runs. */
+  std::optional<sim::EngineKind> engine;
+  bool write_trace = true; ///< false: no trace.json (a sweep's in-process points)
 };
 
 /** @brief Simulates one step of `s`, prints the summary, writes out_dir/trace.json and returns the summary fields

@@ -52,7 +52,8 @@ std::string hardware_of(const PlanSpec& spec, const PlanPoint& p)
 }
 
 /** This rank's points through the sweep runner; returns a JSON array of {index, status, serving}. */
-json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const std::string& scratch, int jobs)
+json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const std::string& scratch, int jobs,
+               const std::string& engine)
 {
   json out = json::array();
   if (mine.empty())
@@ -61,6 +62,7 @@ json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const s
   so.scenario = scratch + "/shard.yaml";
   so.out_dir  = scratch + "/sweep";
   so.jobs     = jobs;
+  so.engine   = engine;
   write_file_atomic(so.scenario, shard_sweep_yaml(spec, mine));
   sweep_command(so); // failed points are reported per point below
   for (std::size_t j = 0; j < mine.size(); ++j) {
@@ -140,7 +142,7 @@ int plan_command(const PlanOptions& opt)
   if (mpi.rank() == 0)
     fmt::print(stderr, "dbosim plan: {} points over {} rank(s), {} at once per rank\n", points.size(), mpi.size(),
                jobs);
-  const json share = run_share(spec, mine, scratch, jobs);
+  const json share = run_share(spec, mine, scratch, jobs, opt.engine);
   const auto all   = mpi.gather(share.dump());
   if (mpi.rank() != 0)
     return 0;

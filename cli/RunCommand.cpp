@@ -21,6 +21,9 @@ int run_command(const RunOptions& opt)
     return 0;
   }
   const Scenario s = load_scenario(opt.scenario);
+  std::optional<sim::EngineKind> engine;
+  if (!opt.engine.empty() && !(engine = sim::parse_engine(opt.engine)))
+    throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", opt.engine), sim::engine_names());
   if (has_serving_workload(s)) {
     std::string flags;
     for (const auto& [set, flag] : {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
@@ -31,7 +34,7 @@ int run_command(const RunOptions& opt)
       throw InputError(opt.scenario, fmt::format("{} appl{} to one-step scenarios; this one is a serving run "
                                                  "(workload.num_prompts or workload.trace), which would ignore it",
                                                  flags, flags.find(',') == std::string::npos ? "ies" : "y"));
-    return serving_command(s, opt.out_dir, opt.simgrid_args);
+    return serving_command(s, opt.out_dir, opt.simgrid_args, engine, opt.share_shapes);
   }
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
@@ -39,11 +42,17 @@ int run_command(const RunOptions& opt)
     fmt::print("{}", explain_op(cost, opt.explain));
 
   nlohmann::ordered_json summary;
-  summary["scenario"]                   = s.name;
-  summary["model"]                      = s.model.name;
-  summary["seed"]                       = s.seed;
-  summary["costs"]                      = cost_report_json(s, cost);
-  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
+  summary["scenario"] = s.name;
+  summary["model"]    = s.model.name;
+  summary["seed"]     = s.seed;
+  summary["costs"]    = cost_report_json(s, cost);
+  EngineRunOptions eo;
+  eo.schedule                           = opt.schedule;
+  eo.compare                            = opt.compare;
+  eo.simgrid_args                       = opt.simgrid_args;
+  eo.engine                             = engine;
+  eo.write_trace                        = opt.write_trace;
+  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, eo);
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();
   const plan::LaunchCommand launch = plan::launch_command(s);

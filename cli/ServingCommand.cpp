@@ -53,7 +53,8 @@ json expert_load_block(const Scenario& s, const serving::ServingResult& res)
 }
 } // namespace
 
-int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args)
+int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args,
+                    std::optional<sim::EngineKind> engine, bool share_shapes)
 {
   using namespace serving;
   const auto t0        = std::chrono::steady_clock::now();
@@ -69,7 +70,7 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
       bar.update(done);
     };
   std::vector<Request> requests = make_requests(s.requests, s.seed);
-  EngineOracle oracle(s, 0, simgrid_args);
+  EngineOracle oracle(s, 0, simgrid_args, engine.value_or(sim::EngineKind::simgrid), share_shapes);
   StepCache cache;
   const ServingResult res = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
   if (params.on_progress)

@@ -4,6 +4,7 @@
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 
+#include "cli/Commands.hpp"
 #include "config/AtomicFile.hpp"
 #include "config/InputError.hpp"
 #include "config/InputFile.hpp"
@@ -11,6 +12,7 @@
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
 #include "sim/ChildProcess.hpp"
+#include "sim/StepEngine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -123,12 +126,13 @@ bool finished_point(const std::string& dir, const std::string& yaml)
 }
 
 /** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
- *  runs; a bad value is reported at the sweep line of the axis holding the offending key (else the first axis). */
-void check_point(const std::string& file, const std::string& scenario, const std::vector<SweepAxis>& axes,
-                 const std::vector<std::size_t>& idx, std::size_t index)
+ *  runs and returns its Scenario::step_fingerprint; a bad value is reported at the sweep line of the axis holding the
+ *  offending key (else the first axis). */
+std::string check_point(const std::string& file, const std::string& scenario, const std::vector<SweepAxis>& axes,
+                        const std::vector<std::size_t>& idx, std::size_t index)
 {
   try {
-    load_scenario(file);
+    return load_scenario(file).step_fingerprint;
   } catch (const InputError& e) {
     std::string what = e.what();
     if (what.rfind(file, 0) == 0)
@@ -151,6 +155,82 @@ void check_point(const std::string& file, const std::string& scenario, const std
     throw InputError(scenario, axes[axis].line, axes[axis].col, "sweep",
                      fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
   }
+}
+
+/** @brief What a worker sends per finished point (one write, atomic on a pipe). */
+struct PointDone {
+  std::uint32_t index = 0;
+  std::int32_t rc     = 0;
+};
+
+/** @brief A worker process's body: runs `mine` in order, each as `dbosim run POINT --out DIR --engine E` would (its
+ *  output in its log.txt, its summary.json; no trace.json), and sends a PointDone per point on `done_fd`. SimGrid
+ *  points run in children of the worker (sim/StepEngine's auto), so one worker runs any number of points. */
+std::string run_points_here(const std::vector<std::size_t>& mine, const std::vector<std::string>& dirs,
+                            const std::string& engine, int done_fd)
+{
+  signal(SIGINT, SIG_DFL); // the sweep's flag handler is the parent's; a worker just stops
+  signal(SIGTERM, SIG_DFL);
+  setenv("DBOSIM_ORACLE_JOBS", "1", 1); // the workers already fill the cores
+  for (const std::size_t i : mine) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (const int fd = open((dirs[i] + "/log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644); fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      close(fd);
+    }
+    int rc = 1;
+    try {
+      RunOptions ro;
+      ro.scenario     = dirs[i] + "/scenario.yaml";
+      ro.out_dir      = dirs[i];
+      ro.engine       = engine;
+      ro.write_trace  = false;
+      ro.share_shapes = true;
+      rc              = run_command(ro);
+    } catch (const InputError& e) { // as main() reports it
+      fmt::print(stderr, "dbosim: error: {}\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "dbosim: internal error: {}\n", e.what());
+      rc = 1;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const PointDone d{static_cast<std::uint32_t>(i), rc};
+    if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
+      _exit(1);
+  }
+  return {};
+}
+
+/** @brief The points to run split into `workers` lists: points with the same step fingerprint in one list (they share
+ *  their simulated step shapes there), the largest groups first onto the least-loaded list; each list in point order.
+ */
+std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_t>& todo,
+                                                    const std::vector<std::string>& fingerprint, int workers)
+{
+  std::map<std::string, std::vector<std::size_t>> groups;
+  std::vector<std::vector<std::size_t>> alone; // no fingerprint: shares nothing
+  for (const std::size_t i : todo)
+    if (fingerprint[i].empty())
+      alone.push_back({i});
+    else
+      groups[fingerprint[i]].push_back(i);
+  for (auto& [fp, g] : groups)
+    alone.push_back(std::move(g));
+  std::stable_sort(alone.begin(), alone.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(std::max(1, workers)));
+  for (const auto& g : alone) {
+    auto least =
+        std::min_element(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    least->insert(least->end(), g.begin(), g.end());
+  }
+  for (auto& w : out)
+    std::sort(w.begin(), w.end());
+  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& w) { return w.empty(); }), out.end());
+  return out;
 }
 
 /** @brief SIGINT and SIGTERM, while a sweep runs, only set a flag (the loop forwards them to the points). */
@@ -179,6 +259,57 @@ private:
   }, old_term_{};
 };
 
+/** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
+ *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
+void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
+                    const std::string& engine, std::vector<int>& rc, std::size_t& done, Progress& bar,
+                    std::size_t resumed)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    throw InternalError("dbosim sweep: cannot create the workers' pipe");
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  std::vector<sim::ChildProcess> workers;
+  for (const auto& list : lists)
+    workers.emplace_back([&] {
+      close(fds[0]);
+      return run_points_here(list, dirs, engine, fds[1]);
+    });
+  close(fds[1]);
+  auto drain = [&] {
+    PointDone d;
+    while (read(fds[0], &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+      if (d.index < rc.size() && rc[d.index] < 0) {
+        rc[d.index] = d.rc;
+        bar.update(++done, resumed);
+      }
+  };
+  std::vector<bool> ended(workers.size(), false);
+  std::size_t running = workers.size();
+  while (running > 0) {
+    if (StopOnSignal::requested()) {
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        if (!ended[w])
+          workers[w].kill(StopOnSignal::requested());
+      for (std::size_t w = 0; w < workers.size(); ++w)
+        if (!ended[w])
+          workers[w].wait();
+      break;
+    }
+    drain();
+    bool any = false;
+    for (std::size_t w = 0; w < workers.size(); ++w)
+      if (!ended[w] && workers[w].try_wait()) {
+        ended[w] = any = true;
+        --running;
+      }
+    if (!any)
+      usleep(20000);
+  }
+  drain(); // what the workers wrote before they ended
+  close(fds[0]);
+}
+
 } // namespace
 
 int sweep_command(const SweepOptions& opt)
@@ -198,6 +329,10 @@ int sweep_command(const SweepOptions& opt)
   remove_stale_points(opt.out_dir + "/points", points.size());
   std::vector<std::string> dirs;
   std::vector<int> rc(points.size(), -1);
+  std::vector<std::string> fingerprint(points.size());
+  const std::optional<sim::EngineKind> engine = sim::parse_engine(opt.engine);
+  if (!engine)
+    throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", opt.engine), sim::engine_names());
   for (std::size_t i = 0; i < points.size(); ++i) {
     dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
     const std::string yaml = point_yaml(root, axes, points[i], scenario_dir);
@@ -208,7 +343,7 @@ int sweep_command(const SweepOptions& opt)
     }
     fs::remove(dirs.back() + "/summary.json"); // a stale summary must not pass for this run's
     write_file_atomic(file, yaml);
-    check_point(file, opt.scenario, axes, points[i], i);
+    fingerprint[i] = check_point(file, opt.scenario, axes, points[i], i);
   }
   std::size_t done = static_cast<std::size_t>(std::count(rc.begin(), rc.end(), 0)), next = 0;
   if (done > 0)
@@ -218,9 +353,16 @@ int sweep_command(const SweepOptions& opt)
   const std::size_t resumed = done;
   Progress bar("sweep points", points.size());
   bar.update(done, resumed);
+  if (*engine != sim::EngineKind::simgrid) { // many points per worker process; what a dead worker left runs below
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (rc[i] != 0)
+        todo.push_back(i);
+    run_in_workers(assign_points(todo, fingerprint, jobs), dirs, opt.engine, rc, done, bar, resumed);
+  }
   while (done < points.size() && !StopOnSignal::requested()) {
     while (next < points.size() && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
-      if (rc[next] != 0)
+      if (rc[next] < 0) // not run yet (a worker's points have their exit code)
         running.emplace_back(start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1), next);
       ++next;
     }

@@ -32,6 +32,11 @@ int main(int argc, char** argv)
                   "terms; STEP: the work outside the layers (embedding, final norm, LM head, sampler)")
       ->check(CLI::IsMember({"A0", "A1", "D", "MLP", "S", "C", "STEP"}));
   run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
+  run->add_option("--engine", run_opt.engine,
+                  "simgrid (the reference; default for one rank), replay (the exact max-plus replay; refused where "
+                  "a comm kernel shares the GPU or the host syncs), auto (replay where exact, else SimGrid; default "
+                  "for every-rank cluster runs and serving runs)")
+      ->check(CLI::IsMember({"simgrid", "replay", "auto"}));
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
   cli::SweepOptions sweep_opt;
@@ -42,6 +47,13 @@ int main(int argc, char** argv)
       ->check(CLI::Range(0, 4096));
   sweep->add_flag("--resume", sweep_opt.resume,
                   "Keep the points an earlier sweep into the same --out finished (same point scenario, exit 0)");
+  sweep
+      ->add_option("--engine", sweep_opt.engine,
+                   "auto (default: -j worker processes, many points each, the exact replay where it applies and "
+                   "SimGrid elsewhere; no trace.json per point), replay, or simgrid (each point as `dbosim run` in "
+                   "its own process, with its trace)")
+      ->check(CLI::IsMember({"simgrid", "replay", "auto"}))
+      ->capture_default_str();
   cli::PlanOptions plan_opt;
   CLI::App* plan = app.add_subcommand("plan", "Capacity plan: SLO search, fewest GPUs, Pareto frontier, report");
   plan->add_option("plan", plan_opt.plan, "Plan YAML (see plans/)")->required();
@@ -49,6 +61,9 @@ int main(int argc, char** argv)
       ->capture_default_str();
   plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)")
       ->check(CLI::Range(0, 4096));
+  plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
+      ->check(CLI::IsMember({"simgrid", "replay", "auto"}))
+      ->capture_default_str();
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
   CLI::App* scheds = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");

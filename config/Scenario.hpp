@@ -115,6 +115,11 @@ struct Scenario {
   models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
   int sweep_axes     = 0;             ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   std::uint64_t seed = 0;
+  /** The scenario's text without what only the request stream reads (workload.num_prompts, max_concurrency, the
+   *  random lengths and rate, trace; serving.step_trace, exact_samples) nor its name and sweep: two scenarios with the
+   *  same fingerprint run the same step at every step shape, so a sweep or a plan simulates each shape once across
+   *  its points. Empty (no sharing) for a scenario not read from a file. */
+  std::string step_fingerprint;
 };
 
 } // namespace dbosim

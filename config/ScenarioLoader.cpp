@@ -202,9 +202,31 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
 }
 } // namespace
 
+/** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);
+ *  removing one that a step reads would share shapes that differ. */
+std::string step_fingerprint(const YAML::Node& file)
+{
+  YAML::Node node = YAML::Clone(file);
+  if (!node.IsMap())
+    return {};
+  node.remove("name");
+  node.remove("sweep");
+  for (const char* key : {"num_prompts", "max_concurrency", "request_rate", "burstiness", "random_input_len",
+                          "random_output_len", "random_range_ratio", "trace"})
+    if (node["workload"].IsMap())
+      node["workload"].remove(key);
+  for (const char* key : {"step_trace", "exact_samples"})
+    if (node["serving"].IsMap())
+      node["serving"].remove(key);
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
 Scenario load_scenario(const std::string& path)
 {
-  YamlMap root(load_yaml_file(path), path, "");
+  const YAML::Node file = load_yaml_file(path);
+  YamlMap root(file, path, "");
   Scenario s;
   s.file = path;
   s.name = std::filesystem::path(path).stem().string();
@@ -223,6 +245,10 @@ Scenario load_scenario(const std::string& path)
                     : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));
     s.network = load_network_facts(net);
   }
+  // The files the keys named, as loaded (a relative path names different files from different folders).
+  s.step_fingerprint =
+      fmt::format("{}\nmodel {} ({} layers); profile {} ({}, {}); network {}", step_fingerprint(file), s.model.name,
+                  s.model.num_layers, s.hw.name, s.hw.gpu, s.hw.provenance.date, s.network.name);
   return s;
 }
 

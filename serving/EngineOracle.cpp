@@ -11,25 +11,35 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 namespace dbosim::serving {
 
 namespace {
-/** The scenario at one step shape (its workload keys), and the plan the engine runs for it. */
-Scenario at_key(const Scenario& s, const StepKey& key)
+/** `v` at one step shape: its workload keys (a scenario is large, its profile's tables above all: the oracle keeps
+ *  one copy and moves it from shape to shape). */
+const Scenario& set_key(Scenario& v, const StepKey& key)
 {
-  Scenario v                 = s;
   v.workload.phase           = key.phase;
   v.workload.tokens_per_rank = key.tokens;
   v.workload.batch           = key.batch;
   v.workload.context_len     = key.context_len;
+  return v;
+}
+
+/** The scenario at one step shape (its workload keys), and the plan the engine runs for it. */
+Scenario at_key(const Scenario& s, const StepKey& key)
+{
+  Scenario v = s;
+  set_key(v, key);
   return v;
 }
 
@@ -39,11 +49,10 @@ sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
   popt.max_tokens_across_dp = key.tokens;
   return sim::build_step_plan(v, sim::model_cost_source(v), popt);
 }
-} // namespace
 
-RankWork rank_work_here(const Scenario& s, const StepKey& key)
+/** rank_work_here of `v`, already at `key`. */
+RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
 {
-  const Scenario v = at_key(s, key);
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
   sim::CostSource costs = sim::model_cost_source(v);
@@ -77,14 +86,46 @@ RankWork rank_work_here(const Scenario& s, const StepKey& key)
   return w;
 }
 
-RankWork EngineOracle::rank_work(const StepKey& key) { return rank_work_here(scenario_, key); }
+} // namespace
 
-StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
+RankWork rank_work_here(const Scenario& s, const StepKey& key) { return rank_work_keyed(at_key(s, key), key); }
+
+namespace {
+/** Step times and rank work already computed in this process, by scenario fingerprint, engine and exact shape: the
+ *  points of a sweep or a plan that differ only in their request stream (a concurrency axis) share their shapes. */
+struct SharedShapes {
+  std::unordered_map<std::string, StepTime> times;
+  std::unordered_map<std::string, RankWork> work;
+};
+SharedShapes& shared_shapes()
 {
-  const Scenario v          = at_key(s, key);
-  const sim::StepPlan plan  = plan_at(v, key);
-  const sim::Schedule sched = sim::build_schedule(plan);
-  const sim::Metrics m      = sim::run_step(plan, sched, {simgrid_args}).metrics;
+  static SharedShapes s;
+  return s;
+}
+std::string shared_key(const Scenario& s, sim::EngineKind engine, const std::vector<std::string>& simgrid_args,
+                       const StepKey& key)
+{
+  return s.step_fingerprint.empty() ? std::string()
+                                    : fmt::format("{}\nengine {} {}\n{}", s.step_fingerprint, sim::engine_name(engine),
+                                                  fmt::join(simgrid_args, " "), key.to_string());
+}
+} // namespace
+
+RankWork EngineOracle::rank_work(const StepKey& key)
+{
+  const std::string shared = share_shapes_ ? shared_key(scenario_, sim::EngineKind::replay, {}, key) : ""; // no engine
+  if (!shared.empty())
+    if (auto it = shared_shapes().work.find(shared); it != shared_shapes().work.end())
+      return it->second;
+  const RankWork w = rank_work_keyed(set_key(keyed_, key), key);
+  if (!shared.empty())
+    shared_shapes().work.emplace(shared, w);
+  return w;
+}
+
+namespace {
+StepTime step_time_of(const Scenario& v, const sim::StepPlan& plan, const sim::Metrics& m)
+{
   StepTime t;
   // Speculative decoding: the draft's passes run after the target's forward (the engine's step), in series.
   t.draft_us        = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
@@ -99,6 +140,19 @@ StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::ve
   for (int k = 0; k < sim::num_op_kinds; ++k)
     t.per_op_us[static_cast<std::size_t>(k)] = m.per_op[static_cast<std::size_t>(k)].total_us;
   return t;
+}
+} // namespace
+
+StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args,
+                            sim::EngineKind engine)
+{
+  const Scenario v          = at_key(s, key);
+  const sim::StepPlan plan  = plan_at(v, key);
+  const sim::Schedule sched = sim::build_schedule(plan);
+  sim::StepRunOptions opt;
+  opt.simgrid_args = simgrid_args;
+  opt.engine       = engine;
+  return step_time_of(v, plan, sim::run_step(plan, sched, opt).metrics);
 }
 
 namespace {
@@ -124,21 +178,54 @@ std::string step_in_child(const Scenario& s, const StepKey& key, const std::vect
 
 } // namespace
 
-EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args)
-    : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args))
+EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args, sim::EngineKind engine,
+                           bool share_shapes)
+    : scenario_(s), keyed_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args)),
+      engine_(engine), share_shapes_(share_shapes)
 {
 }
 
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
 {
   std::vector<StepTime> out(keys.size());
+  // A shape this process has run for a scenario with the same fingerprint, from memory; the replay where it is exact,
+  // here; every other shape (and every shape on the SimGrid engine) in a child.
+  std::vector<std::size_t> in_child;
+  std::vector<std::string> shared(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    shared[i] = share_shapes_ ? shared_key(scenario_, engine_, simgrid_args_, keys[i]) : "";
+    if (!shared[i].empty())
+      if (auto it = shared_shapes().times.find(shared[i]); it != shared_shapes().times.end()) {
+        out[i] = it->second;
+        continue;
+      }
+    if (engine_ == sim::EngineKind::simgrid) {
+      in_child.push_back(i);
+      continue;
+    }
+    const Scenario& v        = set_key(keyed_, keys[i]);
+    const sim::StepPlan plan = plan_at(v, keys[i]);
+    const std::string why    = sim::replay_inexact_reason(plan);
+    if (!why.empty()) {
+      if (engine_ == sim::EngineKind::replay)
+        sim::refuse_inexact_replay("--engine", why);
+      in_child.push_back(i);
+      continue;
+    }
+    const sim::Schedule sched = sim::build_schedule(plan);
+    sim::StepRunOptions opt;
+    opt.engine = sim::EngineKind::replay;
+    out[i]     = step_time_of(v, plan, sim::run_step(plan, sched, opt).metrics);
+    ++simulated_;
+    ++replayed_;
+  }
   std::deque<std::pair<sim::ChildProcess, std::size_t>> running; // collected in start order
-  std::size_t next = 0;
-  while (next < keys.size() || !running.empty()) {
-    while (next < keys.size() && static_cast<int>(running.size()) < jobs_) {
-      const StepKey& key = keys[next];
+  std::size_t next_child = 0;
+  while (next_child < in_child.size() || !running.empty()) {
+    while (next_child < in_child.size() && static_cast<int>(running.size()) < jobs_) {
+      const std::size_t next = in_child[next_child++];
+      const StepKey& key     = keys[next];
       running.emplace_back(sim::ChildProcess([&] { return step_in_child(scenario_, key, simgrid_args_); }), next);
-      ++next;
       ++simulated_;
     }
     const std::size_t i      = running.front().second;
@@ -156,6 +243,9 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
                                       r.payload.size()));
     std::memcpy(&out[i], r.payload.data(), sizeof(StepTime));
   }
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (!shared[i].empty())
+      shared_shapes().times.emplace(shared[i], out[i]);
   return out;
 }
 

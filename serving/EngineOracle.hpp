@@ -1,9 +1,11 @@
-/* dbosim — a StepTimeOracle over the timeline engine. SimGrid runs one simulation per process, so each step shape
- * is simulated in a forked child (the scenario with the shape's workload, DP padding to the shape's tokens); up to
- * `jobs` children run at once and pass their StepTime back through a pipe. */
+/* dbosim — a StepTimeOracle over the timeline engine. With the SimGrid engine (one simulation per process) each step
+ * shape is simulated in a forked child (the scenario with the shape's workload, DP padding to the shape's tokens); up
+ * to `jobs` children run at once and pass their StepTime back through a pipe. With `replay` or `auto` a shape whose
+ * replay is exact (sim/StepEngine) is replayed in this process, the others (auto) in SimGrid children as above. */
 #pragma once
 #include "config/Scenario.hpp"
 #include "serving/StepTimeOracle.hpp"
+#include "sim/StepEngine.hpp"
 
 #include <string>
 #include <vector>
@@ -13,24 +15,36 @@ namespace dbosim::serving {
 class EngineOracle : public StepTimeOracle {
 public:
   /** @brief `jobs` 0: the machine's cores, or DBOSIM_ORACLE_JOBS when set (the sweep runner sets 1 per point). */
-  explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {});
+  /** `share_shapes`: take and leave step times and rank work in this process's table of shapes by
+   *  Scenario::step_fingerprint, so that points of a sweep that differ only in their request stream simulate each
+   *  shape once. Only for a scenario as loaded from its file (a Scenario changed in code keeps its file's
+   *  fingerprint). */
+  explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {},
+                        sim::EngineKind engine = sim::EngineKind::simgrid, bool share_shapes = false);
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
   /** @brief From the step's plan, in this process (no SimGrid). */
   RankWork rank_work(const StepKey& key) override;
-  /** @brief Shapes simulated so far (child processes started). */
+  /** @brief Shapes simulated so far (in child processes or replayed here). */
   long simulated() const { return simulated_; }
+  /** @brief Of those, the shapes replayed in this process. */
+  long replayed() const { return replayed_; }
 
 private:
   const Scenario& scenario_;
+  Scenario keyed_; ///< a copy of the scenario, set to the shape at hand (a copy per shape costs more than its step)
   int jobs_;
   std::vector<std::string> simgrid_args_;
+  sim::EngineKind engine_;
+  bool share_shapes_;
   long simulated_ = 0;
+  long replayed_  = 0;
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */
 RankWork rank_work_here(const Scenario& s, const StepKey& key);
 
-/** @brief One step of `s` at `key`, in this process (starts SimGrid: once per process). */
-StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args = {});
+/** @brief One step of `s` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */
+StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args = {},
+                            sim::EngineKind engine = sim::EngineKind::simgrid);
 
 } // namespace dbosim::serving

@@ -2,6 +2,7 @@
  * inside a rank (see ClusterEngine::exact_replay_applies). Same records as the SimGrid run; tested equal to it. */
 #include "config/InputError.hpp"
 #include "sim/ClusterEngine.hpp"
+#include "sim/StepEngine.hpp"
 #include "sim/TimelineEngine.hpp"
 
 #include <boost/graph/topological_sort.hpp>
@@ -14,7 +15,7 @@ namespace dbosim::sim {
 bool ClusterEngine::exact_replay_applies() const
 {
   for (const StepPlan& p : plans_)
-    if (p.gpu.comm_uses_sms || p.host.host_sync_after_comm)
+    if (!replay_inexact_reason(p).empty())
       return false;
   return true;
 }

@@ -7,6 +7,7 @@
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterSummary.hpp"
 #include "sim/Metrics.hpp"
+#include "sim/StepEngine.hpp"
 #include "sim/StepPlanBuilder.hpp"
 
 #include <vector>
@@ -40,9 +41,17 @@ RankStep representative_step(const ClusterRun& run);
 /** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
 const models::NetworkFacts& scenario_network_facts(const Scenario& sc);
 
-/** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. Uses the exact max-plus replay
- *  when ClusterEngine::exact_replay_applies() unless `force_simgrid`; else SimGrid (one simulation per process). */
+/** @brief Every class's timeline and the step times as bytes (a SimGrid child ships them back over its pipe), and
+ *  back. */
+std::string cluster_timeline_bytes(const ClusterTimeline& ct);
+ClusterTimeline cluster_timeline_from_bytes(const std::string& bytes);
+
+/** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. `engine`: automatic (the
+ *  default) uses the exact max-plus replay when ClusterEngine::exact_replay_applies(), else SimGrid in a forked child;
+ *  simgrid runs SimGrid in this process (one simulation per process); replay is an InputError (naming
+ *  `engine_option`) where the replay is not exact. */
 ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt = {}, int steps = 1,
-                       const std::vector<std::string>& simgrid_args = {}, bool force_simgrid = false);
+                       const std::vector<std::string>& simgrid_args = {}, EngineKind engine = EngineKind::automatic,
+                       const std::string& engine_option = "--engine");
 
 } // namespace dbosim::sim

@@ -1,15 +1,90 @@
 #include "sim/RunStep.hpp"
 
+#include "config/InputError.hpp"
+#include "sim/ChildProcess.hpp"
+#include "sim/ClusterEngine.hpp"
 #include "sim/OutputGuards.hpp"
 #include "sim/TimelineEngine.hpp"
 
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 namespace dbosim::sim {
+
+static_assert(std::is_trivially_copyable_v<OpRecord>, "a child ships op records as their bytes");
+
+std::string timeline_bytes(const Timeline& tl)
+{
+  const std::uint64_t n = tl.ops.size(), steps = tl.step_time_us.size();
+  std::string out;
+  out.reserve(2 * sizeof n + n * sizeof(OpRecord) + steps * sizeof(double));
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out.append(reinterpret_cast<const char*>(&steps), sizeof steps);
+  out.append(reinterpret_cast<const char*>(tl.ops.data()), n * sizeof(OpRecord));
+  out.append(reinterpret_cast<const char*>(tl.step_time_us.data()), steps * sizeof(double));
+  return out;
+}
+
+Timeline timeline_from_bytes(const std::string& bytes)
+{
+  std::uint64_t n = 0, steps = 0;
+  if (bytes.size() < 2 * sizeof n)
+    throw InternalError(fmt::format("a timeline of {} bytes is too short for its header", bytes.size()));
+  std::memcpy(&n, bytes.data(), sizeof n);
+  std::memcpy(&steps, bytes.data() + sizeof n, sizeof steps);
+  if (bytes.size() != 2 * sizeof n + n * sizeof(OpRecord) + steps * sizeof(double))
+    throw InternalError(fmt::format("a timeline of {} ops and {} steps cannot be {} bytes", n, steps, bytes.size()));
+  Timeline tl;
+  tl.ops.resize(n);
+  tl.step_time_us.resize(steps);
+  std::memcpy(tl.ops.data(), bytes.data() + 2 * sizeof n, n * sizeof(OpRecord));
+  std::memcpy(tl.step_time_us.data(), bytes.data() + 2 * sizeof n + n * sizeof(OpRecord), steps * sizeof(double));
+  return tl;
+}
+
+Timeline replay_timeline(const StepPlan& plan, const Schedule& sched, int steps)
+{
+  const std::vector<StepPlan> one{plan};
+  ClusterEngine engine(sched, one);
+  ClusterTimeline ct = engine.replay(steps);
+  return std::move(ct.classes.at(0));
+}
+
+namespace {
+/** SimGrid in a forked child: this process may run any number of them (and may have run its own). */
+Timeline simgrid_in_child(const StepPlan& plan, const Schedule& sched, const std::vector<std::string>& simgrid_args)
+{
+  const ChildResult r = run_in_child([&] {
+    TimelineEngine engine(sched, plan);
+    return timeline_bytes(engine.run(1, simgrid_args));
+  });
+  if (r.outcome == ChildOutcome::input_error)
+    throw InputError("--simgrid", r.message);
+  if (!r.ok())
+    throw InternalError(fmt::format("the SimGrid child replaying schedule {} failed ({}): {}", sched.name,
+                                    child_outcome_name(r.outcome), r.message));
+  return timeline_from_bytes(r.payload);
+}
+} // namespace
 
 StepRun run_step(const StepPlan& plan, const Schedule& sched, const StepRunOptions& opt)
 {
-  TimelineEngine engine(sched, plan);
   StepRun r;
-  r.timeline = engine.run(1, opt.simgrid_args);
+  const std::string inexact = opt.engine == EngineKind::simgrid ? "" : replay_inexact_reason(plan);
+  if (opt.engine == EngineKind::replay && !inexact.empty())
+    refuse_inexact_replay(opt.engine_option, inexact);
+  if (opt.engine == EngineKind::simgrid) {
+    TimelineEngine engine(sched, plan);
+    r.timeline = engine.run(1, opt.simgrid_args);
+  } else if (inexact.empty()) {
+    r.timeline = replay_timeline(plan, sched);
+    r.engine   = EngineKind::replay;
+  } else {
+    r.timeline = simgrid_in_child(plan, sched, opt.simgrid_args);
+  }
   require_valid_timeline(sched, r.timeline);
   r.metrics = compute_metrics(sched, r.timeline);
   return r;

@@ -4,6 +4,7 @@
 #pragma once
 #include "sim/Metrics.hpp"
 #include "sim/Schedule.hpp"
+#include "sim/StepEngine.hpp"
 #include "sim/StepPlan.hpp"
 #include "sim/Timeline.hpp"
 
@@ -14,18 +15,31 @@ namespace dbosim::sim {
 
 struct StepRunOptions {
   std::vector<std::string> simgrid_args; ///< extra SimGrid `--cfg`/`--log` options (after dbosim's defaults)
+  EngineKind engine         = EngineKind::simgrid;
+  std::string engine_option = "--engine"; ///< named by the error when the replay is asked for and not exact
 };
 
 /** @brief What one replayed step gives: every op's times and the figures drawn from them. */
 struct StepRun {
   Timeline timeline;
   Metrics metrics;
+  EngineKind engine = EngineKind::simgrid; ///< the engine that ran it (simgrid or replay)
 };
 
-/** @brief Replays `sched` (built from `plan`: sim::build_schedule) for one step on the TimelineEngine, checks the
- *  timeline (require_valid_timeline: stream order, dependencies, host issue, no op faster than its cost) and computes
- *  its metrics. Starts SimGrid: once per process (sim/ChildProcess runs a second one in a child).
+/** @brief Replays `sched` (built from `plan`: sim::build_schedule) for one step on the engine `opt.engine` picks
+ *  (simgrid: TimelineEngine in this process, once per process; replay: the max-plus replay, InputError when it is not
+ *  exact; automatic: the replay where exact, else SimGrid in a forked child), checks the timeline
+ *  (require_valid_timeline: stream order, dependencies, host issue, no op faster than its cost) and computes its
+ *  metrics.
  *  @throws InternalError when the timeline breaks an invariant. */
 StepRun run_step(const StepPlan& plan, const Schedule& sched, const StepRunOptions& opt = {});
+
+/** @brief The max-plus replay of one rank's step (ClusterEngine::replay of one rank class): `steps` back-to-back
+ *  steps, the last one's records. The caller checks replay_inexact_reason(plan) is empty. */
+Timeline replay_timeline(const StepPlan& plan, const Schedule& sched, int steps = 1);
+
+/** @brief A timeline as bytes (a child process ships it back over its pipe) and back. */
+std::string timeline_bytes(const Timeline& tl);
+Timeline timeline_from_bytes(const std::string& bytes);
 
 } // namespace dbosim::sim

@@ -31,7 +31,7 @@ struct Outcome {
 
 Outcome simulate(const Scenario& sc)
 {
-  ClusterRun run = run_cluster(sc, {}, 1, {}, true); // SimGrid
+  ClusterRun run = run_cluster(sc, {}, 1, {}, EngineKind::simgrid);
   Outcome o;
   o.step_us     = run.metrics.step_time_us;
   o.max_rows    = run.metrics.expert_rows.max;
