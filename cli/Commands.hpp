@@ -13,6 +13,7 @@ struct RunOptions {
   std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
   bool compare = false; ///< also run overlap off / async combine / DBO side by side
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (--cfg=..., --log=...) after dbosim's defaults
+  std::string trace; ///< --trace: auto (empty), all, none or ranks=LIST (sim::parse_trace_selection)
 };
 
 /** @brief `dbosim run SCENARIO [--out DIR]`: simulate one scenario, print its summary, write DIR/summary.json. */

@@ -69,12 +69,17 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   summary["cluster"]      = sim::cluster_summary_json(run.plan, run.metrics);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
+  const sim::TracedRanks traced = sim::pick_trace_ranks(opt.trace, run.plan, run.metrics);
+  if (traced.written())
+    write_file_atomic(out_dir + "/trace.json", [&](std::ostream& out) {
+      sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced);
+    });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}{}wrote {}/trace.json\n", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
-               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), out_dir);
+    fmt::print("{}{}{}trace: {}\n{}", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), sim::traced_ranks_text(traced),
+               traced.written() ? fmt::format("wrote {}/trace.json\n", out_dir) : std::string());
   return summary;
 }
 
@@ -94,12 +99,15 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   json summary              = sim::summary_json(plan, m);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
+  const bool trace = opt.trace.mode != sim::TraceMode::none; // one rank: every mode but none draws it
+  if (trace)
+    write_file_atomic(out_dir + "/trace.json",
+                      [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}wrote {}/trace.json\n", with_band(sim::summary_text(plan, m), "step time "),
-               speculative_text(summary), out_dir);
+    fmt::print("{}{}{}", with_band(sim::summary_text(plan, m), "step time "), speculative_text(summary),
+               trace ? fmt::format("wrote {}/trace.json\n", out_dir) : std::string("trace: none (--trace none)\n"));
   return summary;
 }
 

@@ -8,6 +8,7 @@
 #include "config/ScenarioParams.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "sim/OutputGuards.hpp"
+#include "sim/TraceSelection.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,11 +21,13 @@ int run_command(const RunOptions& opt)
     fmt::print("{}", format_param_table());
     return 0;
   }
-  const Scenario s = load_scenario(opt.scenario);
+  const Scenario s                = load_scenario(opt.scenario);
+  const sim::TraceSelection trace = sim::parse_trace_selection(opt.trace, s.parallel.ep);
   if (has_serving_workload(s)) {
     std::string flags;
-    for (const auto& [set, flag] : {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
-                                    std::pair{!opt.schedule.empty(), "--schedule"}})
+    for (const auto& [set, flag] :
+         {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
+          std::pair{!opt.schedule.empty(), "--schedule"}, std::pair{!opt.trace.empty(), "--trace"}})
       if (set)
         flags += (flags.empty() ? "" : ", ") + std::string(flag);
     if (!flags.empty())
@@ -39,11 +42,12 @@ int run_command(const RunOptions& opt)
     fmt::print("{}", explain_op(cost, opt.explain));
 
   nlohmann::ordered_json summary;
-  summary["scenario"]                   = s.name;
-  summary["model"]                      = s.model.name;
-  summary["seed"]                       = s.seed;
-  summary["costs"]                      = cost_report_json(s, cost);
-  const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args});
+  summary["scenario"] = s.name;
+  summary["model"]    = s.model.name;
+  summary["seed"]     = s.seed;
+  summary["costs"]    = cost_report_json(s, cost);
+  const nlohmann::ordered_json timeline =
+      run_engine(s, opt.out_dir, {opt.schedule, opt.compare, opt.simgrid_args, trace});
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();
   const plan::LaunchCommand launch = plan::launch_command(s);
