@@ -18,8 +18,8 @@ struct EngineRunOptions {
   sim::TraceSelection trace;             ///< the ranks trace.json draws (--trace); none: no trace.json
 };
 
-/** @brief Simulates one step of `s`, prints the summary, writes out_dir/trace.json (opt.trace) and returns the summary
- * fields (step_time_us, per_layer_us, exposed_comm_us, overlap_us, stream_busy_pct, critical_path, per_op, plan). With
+/** @brief Simulates one step of `s`, prints the summary, writes out_dir/trace.json and returns the summary fields
+ *  (step_time_us, per_layer_us, exposed_comm_us, overlap_us, stream_busy_pct, critical_path, per_op, plan). With
  *  `compare`, first runs the three overlap modes in child processes (SimGrid: one simulation per process), writes
  *  them under out_dir/compare/ and prints them side by side; the returned fields then carry a "compare" entry. */
 nlohmann::ordered_json run_engine(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt);
