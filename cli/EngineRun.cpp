@@ -58,12 +58,12 @@ std::string speculative_text(const json& summary)
   return summary.contains("speculative") ? sim::spec_decode_text(summary["speculative"]) : std::string();
 }
 
-/** The engine that ran the step, and where its trace went. */
-std::string trace_line(const json& summary, const std::string& out_dir, bool written)
+/** The engine that ran the step. */
+std::string engine_line(const json& summary)
 {
-  const std::string engine = summary["engine"].get<std::string>();
-  return fmt::format("engine: {}{}\n", engine == "replay" ? "max-plus replay (exact for this step)" : "SimGrid",
-                     written ? fmt::format("; wrote {}/trace.json", out_dir) : std::string("; no trace"));
+  return fmt::format("engine: {}\n", summary["engine"].get<std::string>() == "replay"
+                                         ? "the max-plus replay (exact for this step)"
+                                         : "SimGrid");
 }
 
 json simulate_cluster(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt,
@@ -79,14 +79,18 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   summary["engine"]       = run.simgrid ? "simgrid" : "replay";
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  if (opt.write_trace)
-    write_file_atomic(out_dir + "/trace.json", sim::cluster_trace(run.sched, run.plan, run.timeline).dump() + "\n");
+  const sim::TracedRanks traced = sim::pick_trace_ranks(opt.trace, run.plan, run.metrics);
+  if (traced.written())
+    write_file_atomic(out_dir + "/trace.json", [&](std::ostream& out) {
+      sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced);
+    });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}{}{}", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
-               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary),
-               trace_line(summary, out_dir, opt.write_trace));
+    fmt::print("{}{}{}{}trace: {}\n{}", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+               sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), engine_line(summary),
+               sim::traced_ranks_text(traced),
+               traced.written() ? fmt::format("wrote {}/trace.json\n", out_dir) : std::string());
   return summary;
 }
 
@@ -108,13 +112,16 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   summary["engine"]       = sim::engine_name(run.engine);
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
-  if (opt.write_trace)
-    write_file_atomic(out_dir + "/trace.json", sim::chrome_trace(sched, plan, tl).dump() + "\n");
+  const bool trace = opt.trace.mode != sim::TraceMode::none; // one rank: every mode but none draws it
+  if (trace)
+    write_file_atomic(out_dir + "/trace.json",
+                      [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
     fmt::print("{}{}{}", with_band(sim::summary_text(plan, m), "step time "), speculative_text(summary),
-               trace_line(summary, out_dir, opt.write_trace));
+               engine_line(summary) + (trace ? fmt::format("wrote {}/trace.json\n", out_dir)
+                                             : std::string("trace: none (--trace none)\n")));
   return summary;
 }
 

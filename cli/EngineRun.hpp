@@ -3,6 +3,7 @@
 #pragma once
 #include "config/Scenario.hpp"
 #include "sim/StepEngine.hpp"
+#include "sim/TraceSelection.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@ struct EngineRunOptions {
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (after dbosim's defaults: the user's win)
   /** The engine (--engine); unset: SimGrid for one rank (the reference), automatic for every-rank cluster runs. */
   std::optional<sim::EngineKind> engine;
-  bool write_trace = true; ///< false: no trace.json (a sweep's in-process points)
+  sim::TraceSelection trace; ///< the ranks trace.json draws (--trace); none: no trace.json
 };
 
 /** @brief Simulates one step of `s`, prints the summary, writes out_dir/trace.json and returns the summary fields

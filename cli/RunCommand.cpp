@@ -8,6 +8,7 @@
 #include "config/ScenarioParams.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "sim/OutputGuards.hpp"
+#include "sim/TraceSelection.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,14 +21,16 @@ int run_command(const RunOptions& opt)
     fmt::print("{}", format_param_table());
     return 0;
   }
-  const Scenario s = load_scenario(opt.scenario);
+  const Scenario s                = load_scenario(opt.scenario);
+  const sim::TraceSelection trace = sim::parse_trace_selection(opt.trace, s.parallel.ep);
   std::optional<sim::EngineKind> engine;
   if (!opt.engine.empty() && !(engine = sim::parse_engine(opt.engine)))
     throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", opt.engine), sim::engine_names());
   if (has_serving_workload(s)) {
     std::string flags;
-    for (const auto& [set, flag] : {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
-                                    std::pair{!opt.schedule.empty(), "--schedule"}})
+    for (const auto& [set, flag] :
+         {std::pair{opt.compare, "--compare"}, std::pair{!opt.explain.empty(), "--explain"},
+          std::pair{!opt.schedule.empty(), "--schedule"}, std::pair{!opt.trace.empty(), "--trace"}})
       if (set)
         flags += (flags.empty() ? "" : ", ") + std::string(flag);
     if (!flags.empty())
@@ -51,7 +54,7 @@ int run_command(const RunOptions& opt)
   eo.compare                            = opt.compare;
   eo.simgrid_args                       = opt.simgrid_args;
   eo.engine                             = engine;
-  eo.write_trace                        = opt.write_trace;
+  eo.trace                              = trace;
   const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, eo);
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();

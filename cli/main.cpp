@@ -7,6 +7,7 @@
 #include "config/OutputDir.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SimConfig.hpp"
+#include "sim/TraceSelection.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -34,9 +35,14 @@ int main(int argc, char** argv)
   run->add_flag("--compare", run_opt.compare, "Also run overlap off / async combine only / DBO, side by side");
   run->add_option("--engine", run_opt.engine,
                   "simgrid (the reference; default for one rank), replay (the exact max-plus replay; refused where "
-                  "a comm kernel shares the GPU or the host syncs), auto (replay where exact, else SimGrid; default "
-                  "for every-rank cluster runs and serving runs)")
+                  "a comm kernel shares the GPU or the host syncs), auto (replay where exact, else SimGrid in a child; "
+                  "default for every-rank cluster runs)")
       ->check(CLI::IsMember({"simgrid", "replay", "auto"}));
+  run->add_option("--trace", run_opt.trace,
+                  "The ranks trace.json draws: auto (default: every rank up to " +
+                      std::to_string(sim::trace_all_ranks_max) +
+                      ", above that the slowest, median and fastest ranks plus the collectives' landings), all, none "
+                      "(no trace.json), or ranks=LIST (comma-separated ranks of the EP group, plus the landings)");
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
   cli::SweepOptions sweep_opt;

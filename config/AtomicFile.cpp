@@ -17,6 +17,11 @@ namespace dbosim {
 
 void write_file_atomic(const std::string& path, const std::string& content)
 {
+  write_file_atomic(path, [&](std::ostream& out) { out << content; });
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write)
+{
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
@@ -32,7 +37,13 @@ void write_file_atomic(const std::string& path, const std::string& content)
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     err = errno;
     if (out) {
-      out << content;
+      try {
+        write(out);
+      } catch (...) {
+        out.close();
+        fs::remove(tmp, ec);
+        throw;
+      }
       out.flush();
       ok  = static_cast<bool>(out);
       err = errno;

@@ -212,14 +212,17 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
     }
     for (int d = 0; d < ep; ++d)
       node_frac[d / gpus_per_node] += frac[d];
-    for (int s = 0; s < ep; ++s) {
-      for (int d = 0; d < ep; ++d) {
-        m.copies[s][d]     = tokens * top_k * frac[d];
-        m.rank_dedup[s][d] = tokens * (1.0 - std::pow(1.0 - frac[d], top_k));
-      }
-      for (int n = 0; n < nodes; ++n)
-        m.node_dedup[s][n] = tokens * (1.0 - std::pow(1.0 - node_frac[n], top_k));
+    // Every source rank sends alike: one row, copied (EP x EP pow calls were most of a large EP's plan).
+    std::vector<double> copies(ep), rank_dedup(ep), node_dedup(nodes);
+    for (int d = 0; d < ep; ++d) {
+      copies[d]     = tokens * top_k * frac[d];
+      rank_dedup[d] = tokens * (1.0 - std::pow(1.0 - frac[d], top_k));
     }
+    for (int n = 0; n < nodes; ++n)
+      node_dedup[n] = tokens * (1.0 - std::pow(1.0 - node_frac[n], top_k));
+    std::fill(m.copies.begin(), m.copies.end(), copies);
+    std::fill(m.rank_dedup.begin(), m.rank_dedup.end(), rank_dedup);
+    std::fill(m.node_dedup.begin(), m.node_dedup.end(), node_dedup);
     for (int d = 0; d < ep; ++d) {
       m.expert_rows[d]    = ep * tokens * top_k * frac[d];
       m.active_experts[d] = placement.slots_per_rank[d];

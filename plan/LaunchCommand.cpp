@@ -162,8 +162,17 @@ std::string format_launch(const LaunchCommand& l)
     s += n + "\n";
   for (const auto& [name, value] : l.env)
     s += fmt::format("export {}={}\n", name, value);
-  for (std::size_t n = 0; n < l.nodes.size(); ++n) {
-    if (l.nodes.size() > 1)
+  const std::size_t count = l.nodes.size();
+  for (std::size_t n = 0; n < count; ++n) {
+    // Many nodes: the head, the first headless node and the last; those between differ from the first headless one
+    // only in their start rank (summary.json's launch.nodes has every command).
+    if (count > launch_nodes_shown && n == 2) {
+      s += fmt::format("# nodes 2 .. {} ({} nodes): node 1's command with their own --data-parallel-start-rank "
+                       "(summary.json: launch.nodes)\n",
+                       count - 2, count - 3);
+      n = count - 1;
+    }
+    if (count > 1)
       s += fmt::format("# node {}\n", n);
     s += l.nodes[n] + "\n";
   }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,8 +24,12 @@ struct LaunchCommand {
 /** @brief The vLLM launch of `s`. Multi-node: HEAD_IP is a placeholder for the head node's address. */
 LaunchCommand launch_command(const Scenario& s);
 
+/** @brief Nodes up to which format_launch prints every node's command. */
+constexpr std::size_t launch_nodes_shown = 4;
+
 /** @brief The launch as shell text: the notes, `export NAME=VALUE` lines, then one command per node (a "# node i"
- *  line above each when there are several). */
+ *  line above each when there are several); above launch_nodes_shown nodes, nodes 0, 1 and the last, and a line
+ *  saying that those between run node 1's command with their own start rank (launch.nodes has them all). */
 std::string format_launch(const LaunchCommand& l);
 
 /** @brief summary.json's `launch`: {command (the head node's), env {name: value}, nodes [...], notes [...]}. */

@@ -6,6 +6,7 @@
 #include "sim/ClusterPlan.hpp"
 #include "sim/ClusterPlanBuilder.hpp"
 #include "sim/ClusterSummary.hpp"
+#include "sim/ClusterTrace.hpp"
 #include "sim/Metrics.hpp"
 #include "sim/StepEngine.hpp"
 #include "sim/StepPlanBuilder.hpp"

@@ -1,7 +1,5 @@
 #include "sim/ClusterSummary.hpp"
 
-#include "sim/TraceWriter.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,29 +92,6 @@ std::string cluster_summary_text(const ClusterPlan& plan, const ClusterMetrics& 
   for (const std::string& n : plan.notes)
     out += "  note: " + n + "\n";
   return out;
-}
-
-nlohmann::json cluster_trace(const Schedule& sched, const ClusterPlan& plan, const ClusterTimeline& tl)
-{
-  nlohmann::json events = nlohmann::json::array();
-  long flow_offset      = 0;
-  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
-    const int c        = plan.ranks[r].rank_class;
-    nlohmann::json one = chrome_trace(sched, plan.classes[c], tl.classes[c]);
-    long max_id        = 0;
-    for (nlohmann::json& e : one["traceEvents"]) {
-      e["pid"] = static_cast<int>(r);
-      if (e.contains("id")) {
-        max_id  = std::max(max_id, e["id"].get<long>());
-        e["id"] = e["id"].get<long>() + flow_offset;
-      }
-      if (e["ph"] == "M" && e["name"] == "process_name")
-        e["args"]["name"] = fmt::format("rank {} (class {})", r, c);
-      events.push_back(std::move(e));
-    }
-    flow_offset += max_id;
-  }
-  return nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
 }
 
 } // namespace dbosim::sim

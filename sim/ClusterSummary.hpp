@@ -1,9 +1,8 @@
 /* dbosim — what the cluster run says: the step, the per-rank spread (min / median / max of step time, expert rows
- * and own work), the straggler, and a Chrome trace with a track group (process) per rank. */
+ * and own work) and the straggler (the trace: sim/ClusterTrace). */
 #pragma once
 #include "sim/ClusterEngine.hpp"
 #include "sim/ClusterPlan.hpp"
-#include "sim/Schedule.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -39,9 +38,5 @@ nlohmann::ordered_json cluster_summary_json(const ClusterPlan& plan, const Clust
 
 /** @brief Printed form of the cluster figures. */
 std::string cluster_summary_text(const ClusterPlan& plan, const ClusterMetrics& m);
-
-/** @brief One Chrome-trace process per rank (named "rank R (class C)"), each with TraceWriter's tracks; `sched` is
- *  the DAG every rank runs. */
-nlohmann::json cluster_trace(const Schedule& sched, const ClusterPlan& plan, const ClusterTimeline& tl);
 
 } // namespace dbosim::sim

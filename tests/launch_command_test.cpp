@@ -121,3 +121,17 @@ TEST_CASE("launch: every shipped scenario gives a launch", "[quick]")
       CHECK(n.rfind("# ", 0) == 0);
   }
 }
+
+TEST_CASE("launch: a 256-node launch prints nodes 0, 1 and the last, and keeps every node in launch.nodes", "[quick]")
+{
+  const auto l = launch_command(shipped("dsv3_decode_ep1024_gb200_zipf_eplb"));
+  REQUIRE(l.nodes.size() == 256);
+  CHECK(has(l.nodes[255], "--data-parallel-start-rank 1020"));
+  const std::string text = format_launch(l);
+  CHECK(has(text, "# node 0\n" + l.nodes[0] + "\n# node 1\n" + l.nodes[1] + "\n"));
+  CHECK(has(text, "# nodes 2 .. 254 (253 nodes): node 1's command with their own --data-parallel-start-rank"));
+  CHECK(has(text, "# node 255\n" + l.nodes[255] + "\n"));
+  CHECK_FALSE(has(text, "# node 2\n"));
+  CHECK_FALSE(has(text, l.nodes[2]));
+  CHECK(dbosim::plan::launch_json(l).at("nodes").size() == 256);
+}
