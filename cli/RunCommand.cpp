@@ -50,11 +50,13 @@ int run_command(const RunOptions& opt)
   summary["seed"]     = s.seed;
   summary["costs"]    = cost_report_json(s, cost);
   EngineRunOptions eo;
-  eo.schedule                           = opt.schedule;
-  eo.compare                            = opt.compare;
-  eo.simgrid_args                       = opt.simgrid_args;
-  eo.engine                             = engine;
-  eo.trace                              = trace;
+  eo.schedule     = opt.schedule;
+  eo.compare      = opt.compare;
+  eo.simgrid_args = opt.simgrid_args;
+  eo.engine       = engine;
+  eo.trace        = trace;
+  if (!opt.write_trace)
+    eo.trace.mode = sim::TraceMode::none;
   const nlohmann::ordered_json timeline = run_engine(s, opt.out_dir, eo);
   for (auto it = timeline.begin(); it != timeline.end(); ++it)
     summary[it.key()] = it.value();

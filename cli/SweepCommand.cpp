@@ -186,7 +186,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
       ro.scenario     = dirs[i] + "/scenario.yaml";
       ro.out_dir      = dirs[i];
       ro.engine       = engine;
-      ro.trace        = "none";
+      ro.write_trace  = false;
       ro.share_shapes = true;
       rc              = run_command(ro);
     } catch (const InputError& e) { // as main() reports it

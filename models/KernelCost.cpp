@@ -1,5 +1,6 @@
 #include "models/KernelCost.hpp"
 
+#include "models/CostExplain.hpp"
 #include "models/OpTables.hpp"
 #include "models/PrefillAttention.hpp"
 
@@ -72,10 +73,11 @@ KernelTime roofline_time(const HwProfile& hw, const KernelWork& k)
   const double mem_eff   = fraction(hw, Efficiency::memory);
   const double memory_us = k.bytes / (hw.hbm_bytes_per_s * mem_eff) * 1e6;
   if (k.efficiency == Efficiency::memory) {
-    out.us     = memory_us;
-    out.bound  = Bound::memory;
-    out.method = fmt::format("roofline memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us", k.bytes, hw.hbm_bytes_per_s,
-                             mem_eff, memory_us);
+    out.us    = memory_us;
+    out.bound = Bound::memory;
+    if (cost_explanations())
+      out.method = fmt::format("roofline memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us", k.bytes,
+                               hw.hbm_bytes_per_s, mem_eff, memory_us);
     return out;
   }
   const double peak = peak_for(hw, k.compute_dtype);
@@ -86,10 +88,11 @@ KernelTime roofline_time(const HwProfile& hw, const KernelWork& k)
   const double compute_us    = k.flops / (peak * eff) * 1e6;
   out.us                     = std::max(compute_us, memory_us);
   out.bound                  = compute_us >= memory_us ? Bound::compute : Bound::memory;
-  out.method = fmt::format("roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
-                           "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
-                           k.flops, peak, dtype_name(k.compute_dtype), eff_name, eff, compute_us, k.bytes,
-                           hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
+  if (cost_explanations())
+    out.method = fmt::format("roofline max(compute {:.4g} flop / ({:.4g} flop/s {} x {} eff {:g}) = {:.3f} us, "
+                             "memory {:.4g} B / ({:.4g} B/s x {:g}) = {:.3f} us) -> {}",
+                             k.flops, peak, dtype_name(k.compute_dtype), eff_name, eff, compute_us, k.bytes,
+                             hw.hbm_bytes_per_s, mem_eff, memory_us, bound_name(out.bound));
   return out;
 }
 
@@ -103,14 +106,15 @@ KernelTime causal_table_time(const HwProfile& hw, const KernelWork& k, const OpT
   KernelTime out;
   out.us    = std::max(table_us, floor.us);
   out.bound = table_us >= floor.us ? Bound::table : floor.bound;
-  out.method =
-      fmt::format("{}: table {} at {:.0f} tokens (the causal self-attention of equal pairs, {:.4g}), {}: "
-                  "{:.3f} us; floor {} -> {:.3f} us",
-                  k.name, table_key(k.table_family, k.table_dims), k.table_tokens, self_attention_pairs(k.table_tokens),
-                  how == TableLookup::extrapolated   ? "pair rate of last point"
-                  : how == TableLookup::interpolated ? "linear in pairs between points"
-                                                     : table_lookup_name(how),
-                  table_us, floor.method, out.us);
+  if (cost_explanations())
+    out.method = fmt::format("{}: table {} at {:.0f} tokens (the causal self-attention of equal pairs, {:.4g}), {}: "
+                             "{:.3f} us; floor {} -> {:.3f} us",
+                             k.name, table_key(k.table_family, k.table_dims), k.table_tokens,
+                             self_attention_pairs(k.table_tokens),
+                             how == TableLookup::extrapolated   ? "pair rate of last point"
+                             : how == TableLookup::interpolated ? "linear in pairs between points"
+                                                                : table_lookup_name(how),
+                             table_us, floor.method, out.us);
   return out;
 }
 /** With no table at the kernel's exact dims: the two tables around its value of `table_interp_dim` (every other dim
@@ -150,11 +154,12 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
   out.us    = (us_lo + w * (us_hi - us_lo)) * k.table_scale;
   out.bound = Bound::table;
   out.table = k.table_family;
-  out.method =
-      fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} between "
-                  "{} and {} at {}: {:.3f} us",
-                  k.name, table_key(k.table_family, lo->dims), table_key(k.table_family, hi->dims), k.table_tokens,
-                  table_lookup_name(how_lo), us_lo, table_lookup_name(how_hi), us_hi, dim, x0, x1, v, out.us);
+  if (cost_explanations())
+    out.method =
+        fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} between "
+                    "{} and {} at {}: {:.3f} us",
+                    k.name, table_key(k.table_family, lo->dims), table_key(k.table_family, hi->dims), k.table_tokens,
+                    table_lookup_name(how_lo), us_lo, table_lookup_name(how_hi), us_hi, dim, x0, x1, v, out.us);
   return out;
 }
 
@@ -176,9 +181,10 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
       out.us          = us * k.table_scale;
       out.bound       = Bound::table;
       out.table       = *family;
-      out.method = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
-                               k.table_tokens, table_lookup_name(how), us);
-      if (k.table_scale != 1)
+      if (cost_explanations())
+        out.method = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
+                                 k.table_tokens, table_lookup_name(how), us);
+      if (k.table_scale != 1 && cost_explanations())
         out.method += fmt::format(" x {:.4g} (active share of the table's experts) = {:.3f} us", k.table_scale, out.us);
       return out;
     }
@@ -187,7 +193,8 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
     if (auto between = between_tables(hw, k))
       return *between;
   KernelTime out = roofline_time(hw, k);
-  out.method     = k.name + ": " + out.method;
+  if (cost_explanations())
+    out.method = k.name + ": " + out.method;
   return out;
 }
 } // namespace
@@ -196,7 +203,8 @@ KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
 {
   if (k.flops <= 0 && k.bytes <= 0) {
     KernelTime none;
-    none.method = fmt::format("{}: no work", k.name);
+    if (cost_explanations())
+      none.method = fmt::format("{}: no work", k.name);
     return none;
   }
   KernelTime out = unfloored_time(hw, k);
@@ -204,7 +212,8 @@ KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
     return out;
   auto floor = hw.kernel_floor_us.find(k.floor_family);
   if (floor != hw.kernel_floor_us.end() && out.us < floor->second) {
-    out.method += fmt::format(" -> floor {} {:.3f} us", k.floor_family, floor->second);
+    if (cost_explanations())
+      out.method += fmt::format(" -> floor {} {:.3f} us", k.floor_family, floor->second);
     out.us      = floor->second;
     out.floored = true;
   }
@@ -223,7 +232,8 @@ KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType we
   w.floor_family  = weight_dtype == DType::bf16 ? "gemm" : "gemm_fp8";
   if (weight_dtype == DType::fp8)
     w.table_prefer = "gemm_fp8_block";
-  w.shape = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
+  if (cost_explanations())
+    w.shape = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
   if (m <= 0)
     return w;
   w.flops        = 2.0 * m * n * k;
@@ -242,8 +252,9 @@ KernelWork grouped_gemm_kernel(const std::string& name, double rows, double acti
   w.table_family  = "grouped_gemm_" + dtype_name(weight_dtype);
   w.table_dims    = {{"experts", local_experts}, {"n", n}, {"k", k}};
   w.floor_family  = "grouped_gemm";
-  w.shape = fmt::format("{:.4g} rows over {:.4g} of {} experts, N={} K={} {}", rows, active_experts, local_experts, n,
-                        k, dtype_name(weight_dtype));
+  if (cost_explanations())
+    w.shape = fmt::format("{:.4g} rows over {:.4g} of {} experts, N={} K={} {}", rows, active_experts, local_experts, n,
+                          k, dtype_name(weight_dtype));
   // The table loads every local expert with the same tokens; the kernel skips experts without tokens (DeepGEMM's
   // masked layout, CUTLASS grouped GEMMs), so it runs table(tokens per active expert) on the active share.
   const double active = std::clamp(active_experts, 0.0, double(local_experts));
@@ -264,7 +275,8 @@ KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int 
   w.compute_dtype = weight_dtype;
   w.efficiency    = Efficiency::gemm;
   w.floor_family  = "gemm";
-  w.shape         = fmt::format("{:g} rows x {} heads, N={} K={} {}", rows, heads, n, k, dtype_name(weight_dtype));
+  if (cost_explanations())
+    w.shape = fmt::format("{:g} rows x {} heads, N={} K={} {}", rows, heads, n, k, dtype_name(weight_dtype));
   if (rows <= 0)
     return w;
   w.flops        = 2.0 * rows * heads * n * k;
@@ -283,7 +295,8 @@ KernelWork streaming_kernel(const std::string& name, double rows, int width, dou
   w.table_dims   = {{"hidden", width}};
   w.table_tokens = rows;
   w.floor_family = family.empty() ? "elementwise" : family;
-  w.shape        = fmt::format("{:g} x {}", rows, width);
+  if (cost_explanations())
+    w.shape = fmt::format("{:g} x {}", rows, width);
   if (rows <= 0)
     return w;
   w.bytes = rows * width * (reads + writes) * activation_out_bytes; // FLOPs not counted: element-wise, memory-bound

@@ -4,6 +4,7 @@
 
 #include "models/AttentionOps.hpp"
 #include "models/CommOps.hpp"
+#include "models/CostExplain.hpp"
 #include "models/FfnOps.hpp"
 #include "models/KernelCost.hpp"
 
@@ -110,23 +111,40 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     c.kernels += std::max(1, k.launches);
     c.launch_split.insert(c.launch_split.end(), std::max(1, k.launches), k.split);
   }
-  double longest_us = -1;
+  double longest_us  = -1;
+  const bool explain = cost_explanations();
   for (const auto& k : kernels) {
     const KernelTime t = kernel_time(hw, k);
     c.flops += k.flops;
     c.bytes += k.bytes;
     c.weight_bytes += k.weight_bytes;
     c.duration_us += t.us;
-    c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.shape, k.source, k.floor_family,
-                       t.floored, t.table, k.flops, k.compute_dtype});
+    if (explain)
+      c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.shape, k.source, k.floor_family,
+                         t.floored, t.table, k.flops, k.compute_dtype});
+    else // what the SM-scaling model reads; no names (models/CostExplain)
+      c.parts.push_back({t.us,
+                         k.table_family,
+                         k.table_dims,
+                         k.table_tokens,
+                         {},
+                         {},
+                         {},
+                         k.floor_family,
+                         t.floored,
+                         t.table,
+                         k.flops,
+                         k.compute_dtype});
     // The op is reported with the bound of the kernel that takes most of its time.
     if (t.us > longest_us) {
       longest_us = t.us;
       c.bound    = t.bound;
     }
-    c.method += (c.method.empty() ? "" : "; ") + t.method;
+    if (explain)
+      c.method += (c.method.empty() ? "" : "; ") + t.method;
   }
-  c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
+  if (explain)
+    c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
   return c;
 }
 

@@ -2,6 +2,7 @@
 
 #include "config/InputError.hpp"
 #include "models/AttentionOps.hpp"
+#include "models/CostExplain.hpp"
 #include "models/KernelCost.hpp"
 #include "sim/ChildProcess.hpp"
 #include "sim/RunStep.hpp"
@@ -117,6 +118,7 @@ RankWork EngineOracle::rank_work(const StepKey& key)
   if (!shared.empty())
     if (auto it = shared_shapes().work.find(shared); it != shared_shapes().work.end())
       return it->second;
+  const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
   const RankWork w = rank_work_keyed(set_key(keyed_, key), key);
   if (!shared.empty())
     shared_shapes().work.emplace(shared, w);
@@ -172,6 +174,7 @@ std::string step_in_child(const Scenario& s, const StepKey& key, const std::vect
 {
   if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) // the engine's own prints stay out of our stdout
     dup2(null_fd, STDOUT_FILENO);
+  const models::QuietCosts quiet;
   const StepTime t = simulate_step_here(s, key, simgrid_args);
   return std::string(reinterpret_cast<const char*>(&t), sizeof t);
 }
@@ -187,6 +190,7 @@ EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string>
 
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
 {
+  const models::QuietCosts quiet; // a step time, not its explanation
   std::vector<StepTime> out(keys.size());
   // A shape this process has run for a scenario with the same fingerprint, from memory; the replay where it is exact,
   // here; every other shape (and every shape on the SimGrid engine) in a child.
