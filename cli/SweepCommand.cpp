@@ -205,9 +205,9 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
   return {};
 }
 
-/** @brief The points to run split into `workers` lists: points with the same step fingerprint in one list (they share
- *  their simulated step shapes there), the largest groups first onto the least-loaded list; each list in point order.
- */
+/** @brief The points to run split into `workers` lists: points with the same step fingerprint in one list, one after
+ *  the other (they share their simulated step shapes there, EngineOracle keeping one group's at a time), the largest
+ *  groups first onto the least-loaded list; in a list, groups by their first point. */
 std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_t>& todo,
                                                     const std::vector<std::string>& fingerprint, int workers)
 {
@@ -221,14 +221,20 @@ std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_
   for (auto& [fp, g] : groups)
     alone.push_back(std::move(g));
   std::stable_sort(alone.begin(), alone.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  std::vector<std::vector<std::size_t>> out(static_cast<std::size_t>(std::max(1, workers)));
+  const std::size_t n = static_cast<std::size_t>(std::max(1, workers));
+  std::vector<std::vector<const std::vector<std::size_t>*>> lists(n);
+  std::vector<std::size_t> load(n, 0);
   for (const auto& g : alone) {
-    auto least =
-        std::min_element(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
-    least->insert(least->end(), g.begin(), g.end());
+    const std::size_t w = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    lists[w].push_back(&g);
+    load[w] += g.size();
   }
-  for (auto& w : out)
-    std::sort(w.begin(), w.end());
+  std::vector<std::vector<std::size_t>> out(n);
+  for (std::size_t w = 0; w < n; ++w) {
+    std::sort(lists[w].begin(), lists[w].end(), [](const auto* a, const auto* b) { return a->front() < b->front(); });
+    for (const auto* g : lists[w])
+      out[w].insert(out[w].end(), g->begin(), g->end());
+  }
   out.erase(std::remove_if(out.begin(), out.end(), [](const auto& w) { return w.empty(); }), out.end());
   return out;
 }

@@ -1,5 +1,7 @@
 #include "cli/ValidateCommand.hpp"
 
+#include "cli/Progress.hpp"
+
 #include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
@@ -16,6 +18,7 @@
 
 #include <climits>
 #include <filesystem>
+#include <optional>
 #include <unistd.h>
 
 namespace dbosim::cli {
@@ -165,6 +168,12 @@ int validate_command()
       e2e.cases_dir = cases;
       e2e.dbosim    = self_exe();
       e2e.work_dir  = (std::filesystem::path(o.out_dir) / "e2e").string();
+      std::optional<Progress> bar; // on stderr when it is a terminal, as sweeps and serving runs show theirs
+      e2e.on_progress = [&bar](std::size_t done, std::size_t total) {
+        if (!bar)
+          bar.emplace("validate e2e cases", total);
+        bar->update(done);
+      };
       for (auto& r : validate::run_e2e_cases(e2e))
         rows.push_back(std::move(r));
     }

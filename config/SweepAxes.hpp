@@ -16,8 +16,9 @@ struct SweepAxis {
   int line = 0, col = 0;                       ///< where the axis is in the file (1-based)
 };
 
-/** @brief The most points a sweep may have (each point is a whole simulation, a serving one in a plan). */
-constexpr std::size_t max_sweep_points = 4096;
+/** @brief The most points a sweep may have: each point is a whole simulation (a serving one in a plan) and a folder of
+ *  its own; 10,000 one-rank step points take ~20 s on 2 cores (bench/search), a 1,000-point serving plan minutes. */
+constexpr std::size_t max_sweep_points = 100000;
 
 /** @brief Reads and checks `root`'s `leaf` (normally "sweep"): a non-empty mapping of keys to non-empty lists of
  *  values; no empty key in a comma list; a dotted key's section not a plain value; a single-key axis's values

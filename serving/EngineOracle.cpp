@@ -18,8 +18,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <optional>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 
 namespace dbosim::serving {
@@ -56,14 +57,19 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
 {
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
+  // A0 does not depend on the layer kind: the dense and the MoE layers of a micro-batch shape share one costing.
   sim::CostSource costs = sim::model_cost_source(v);
-  costs.layer           = [&v](const models::StepShape& shape, bool moe, int) {
+  std::optional<std::pair<models::StepShape, models::OpCost>> a0;
+  costs.layer = [&v, &a0](const models::StepShape& shape, bool moe, int) {
     models::LayerCosts lc;
     lc.moe = moe;
-    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
-                                                   models::attention_a0_kernels(v.model, v.parallel, shape)));
+    if (!a0 || a0->first.phase != shape.phase || a0->first.tokens != shape.tokens || a0->first.batch != shape.batch ||
+        a0->first.context_len != shape.context_len)
+      a0.emplace(shape, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
+                                            models::attention_a0_kernels(v.model, v.parallel, shape)));
+    lc.ops.push_back(a0->second);
     lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A1, "attention",
-                                                   models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
+                                         models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
     return lc;
   };
   sim::PlanOptions popt;
@@ -92,36 +98,49 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
 RankWork rank_work_here(const Scenario& s, const StepKey& key) { return rank_work_keyed(at_key(s, key), key); }
 
 namespace {
-/** Step times and rank work already computed in this process, by scenario fingerprint, engine and exact shape: the
- *  points of a sweep or a plan that differ only in their request stream (a concurrency axis) share their shapes. */
-struct SharedShapes {
-  std::unordered_map<std::string, StepTime> times;
-  std::unordered_map<std::string, RankWork> work;
+/** Step times or rank work already computed in this process for the scenario fingerprint (and engine) most recently
+ *  asked about: the points of a sweep or a plan that differ only in their request stream (a concurrency axis) share
+ *  their shapes. One owner at a time, so that memory stays one group's (the sweep runs a group's points together). */
+template <class V> struct SharedShapes {
+  std::string owner;
+  std::map<StepKey, V> values;
+  std::map<StepKey, V>& of(const std::string& who)
+  {
+    if (who != owner) {
+      values.clear();
+      owner = who;
+    }
+    return values;
+  }
 };
-SharedShapes& shared_shapes()
+SharedShapes<StepTime>& shared_times()
 {
-  static SharedShapes s;
+  static SharedShapes<StepTime> s;
   return s;
 }
-std::string shared_key(const Scenario& s, sim::EngineKind engine, const std::vector<std::string>& simgrid_args,
-                       const StepKey& key)
+SharedShapes<RankWork>& shared_work()
 {
-  return s.step_fingerprint.empty() ? std::string()
-                                    : fmt::format("{}\nengine {} {}\n{}", s.step_fingerprint, sim::engine_name(engine),
-                                                  fmt::join(simgrid_args, " "), key.to_string());
+  static SharedShapes<RankWork> s;
+  return s;
+}
+std::string owner_of(const Scenario& s, sim::EngineKind engine, const std::vector<std::string>& simgrid_args)
+{
+  return fmt::format("{}\nengine {} {}", s.step_fingerprint, sim::engine_name(engine), fmt::join(simgrid_args, " "));
 }
 } // namespace
 
 RankWork EngineOracle::rank_work(const StepKey& key)
 {
-  const std::string shared = share_shapes_ ? shared_key(scenario_, sim::EngineKind::replay, {}, key) : ""; // no engine
-  if (!shared.empty())
-    if (auto it = shared_shapes().work.find(shared); it != shared_shapes().work.end())
+  const bool share = share_shapes_ && !scenario_.step_fingerprint.empty();
+  std::map<StepKey, RankWork>* t =
+      share ? &shared_work().of(owner_of(scenario_, sim::EngineKind::replay, {})) : nullptr;
+  if (t)
+    if (auto it = t->find(key); it != t->end())
       return it->second;
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
   const RankWork w = rank_work_keyed(set_key(keyed_, key), key);
-  if (!shared.empty())
-    shared_shapes().work.emplace(shared, w);
+  if (t)
+    t->emplace(key, w);
   return w;
 }
 
@@ -195,12 +214,14 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
   // A shape this process has run for a scenario with the same fingerprint, from memory; the replay where it is exact,
   // here; every other shape (and every shape on the SimGrid engine) in a child.
   std::vector<std::size_t> in_child;
-  std::vector<std::string> shared(keys.size());
+  const bool share               = share_shapes_ && !scenario_.step_fingerprint.empty();
+  std::map<StepKey, StepTime>* t = share ? &shared_times().of(owner_of(scenario_, engine_, simgrid_args_)) : nullptr;
+  std::vector<bool> known(keys.size(), false);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    shared[i] = share_shapes_ ? shared_key(scenario_, engine_, simgrid_args_, keys[i]) : "";
-    if (!shared[i].empty())
-      if (auto it = shared_shapes().times.find(shared[i]); it != shared_shapes().times.end()) {
-        out[i] = it->second;
+    if (t)
+      if (auto it = t->find(keys[i]); it != t->end()) {
+        out[i]   = it->second;
+        known[i] = true;
         continue;
       }
     if (engine_ == sim::EngineKind::simgrid) {
@@ -247,9 +268,10 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
                                       r.payload.size()));
     std::memcpy(&out[i], r.payload.data(), sizeof(StepTime));
   }
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (!shared[i].empty())
-      shared_shapes().times.emplace(shared[i], out[i]);
+  if (t)
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (!known[i])
+        t->emplace(keys[i], out[i]);
   return out;
 }
 

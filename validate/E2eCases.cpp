@@ -342,6 +342,8 @@ std::vector<CaseResult> run_e2e_cases(const E2eOptions& opt)
     CaseResult r = c.result;
     r.predicted  = predict(opt.dbosim, c, memo);
     rows.push_back(r);
+    if (opt.on_progress)
+      opt.on_progress(rows.size(), cases.size());
   }
   return rows;
 }

@@ -14,6 +14,8 @@
 #pragma once
 #include "validate/CaseResult.hpp"
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ struct E2eOptions {
   std::string cases_dir; ///< reads cases_dir/e2e*.yaml (sorted by name, cases in file order)
   std::string dbosim;    ///< the program each scenario runs with (`dbosim run`)
   std::string work_dir;  ///< each arm's scenario.yaml, summary.json and log.txt go to work_dir/<case>/<arm>/
+  std::function<void(std::size_t done, std::size_t total)> on_progress; ///< after each case (may be empty)
 };
 
 /** @brief True for a file name the e2e group owns (e2e*.yaml); the reference cases skip these files. */
