@@ -46,7 +46,7 @@ int main(int argc, char** argv)
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
   cli::SweepOptions sweep_opt;
-  CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section, one process each");
+  CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section (-j worker processes)");
   sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
   sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
   sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)")
