@@ -15,6 +15,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 
 using namespace dbosim;
 using namespace dbosim::serving;
@@ -100,14 +101,19 @@ TEST_CASE("serving::cli: sweeps and serving runs print the same bytes on SimGrid
                                         "random_output_len: 8",
                                         "enable_dbo: true, all2all_backend: deepep_low_latency", 3) +
                               "sweep:\n  workload.max_concurrency: [1, 3]\n  overlap.enable_dbo: [false, true]\n");
-  for (const char* e : {"simgrid", "auto"}) {
-    test::run_shell(exe + " sweep " + serving + " -j 2 --engine " + e + " --out " + dir.path() + "/" + e + " 2>&1",
-                    &rc);
-    REQUIRE(rc == 0);
-  }
-  const std::string csv = slurp(dir.path() + "/simgrid/sweep.csv");
+  // Both engines into DIR/<prefix>simgrid and DIR/<prefix>auto; the two sweep.csv files.
+  auto sweep_both = [&](const std::string& file, const std::string& prefix) {
+    for (const char* e : {"simgrid", "auto"}) {
+      test::run_shell(
+          exe + " sweep " + file + " -j 2 --engine " + e + " --out " + dir.path() + "/" + prefix + e + " 2>&1", &rc);
+      REQUIRE(rc == 0);
+    }
+    return std::pair{slurp(dir.path() + "/" + prefix + "simgrid/sweep.csv"),
+                     slurp(dir.path() + "/" + prefix + "auto/sweep.csv")};
+  };
+  const auto [csv, csv_auto] = sweep_both(serving, "");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
-  CHECK(csv == slurp(dir.path() + "/auto/sweep.csv"));
+  CHECK(csv == csv_auto);
   CHECK(std::filesystem::exists(dir.path() + "/simgrid/points/0000/trace.json") == false); // serving: no trace
   // One-step points, one of them an SM-resident backend under DBO (auto runs it on SimGrid, in a child).
   std::ifstream in(std::string(DBOSIM_SOURCE_DIR) + "/scenarios/default.yaml");
@@ -115,14 +121,9 @@ TEST_CASE("serving::cli: sweeps and serving runs print the same bytes on SimGrid
   const std::string step =
       dir.write("step.yaml", base + "sweep:\n  workload.tokens_per_rank: [16, 64, 128]\n"
                                     "  overlap.all2all_backend: [deepep_low_latency, deepep_high_throughput]\n");
-  for (const char* e : {"simgrid", "auto"}) {
-    test::run_shell(exe + " sweep " + step + " -j 2 --engine " + e + " --out " + dir.path() + "/step_" + e + " 2>&1",
-                    &rc);
-    REQUIRE(rc == 0);
-  }
-  const std::string step_csv = slurp(dir.path() + "/step_simgrid/sweep.csv");
+  const auto [step_csv, step_csv_auto] = sweep_both(step, "step_");
   CHECK(std::count(step_csv.begin(), step_csv.end(), '\n') == 7);
-  CHECK(step_csv == slurp(dir.path() + "/step_auto/sweep.csv"));
+  CHECK(step_csv == step_csv_auto);
   CHECK(std::filesystem::exists(dir.path() + "/step_simgrid/points/0000/trace.json"));
   CHECK(!std::filesystem::exists(dir.path() + "/step_auto/points/0000/trace.json"));
   const std::string summary = slurp(dir.path() + "/step_auto/points/0000/summary.json");
