@@ -23,8 +23,10 @@ std::string timeline_bytes(const Timeline& tl)
   out.reserve(2 * sizeof n + n * sizeof(OpRecord) + steps * sizeof(double));
   out.append(reinterpret_cast<const char*>(&n), sizeof n);
   out.append(reinterpret_cast<const char*>(&steps), sizeof steps);
-  out.append(reinterpret_cast<const char*>(tl.ops.data()), n * sizeof(OpRecord));
-  out.append(reinterpret_cast<const char*>(tl.step_time_us.data()), steps * sizeof(double));
+  if (n > 0) // an empty vector's data() may be null, which append/memcpy must not be given
+    out.append(reinterpret_cast<const char*>(tl.ops.data()), n * sizeof(OpRecord));
+  if (steps > 0)
+    out.append(reinterpret_cast<const char*>(tl.step_time_us.data()), steps * sizeof(double));
   return out;
 }
 
@@ -40,8 +42,10 @@ Timeline timeline_from_bytes(const std::string& bytes)
   Timeline tl;
   tl.ops.resize(n);
   tl.step_time_us.resize(steps);
-  std::memcpy(tl.ops.data(), bytes.data() + 2 * sizeof n, n * sizeof(OpRecord));
-  std::memcpy(tl.step_time_us.data(), bytes.data() + 2 * sizeof n + n * sizeof(OpRecord), steps * sizeof(double));
+  if (n > 0)
+    std::memcpy(tl.ops.data(), bytes.data() + 2 * sizeof n, n * sizeof(OpRecord));
+  if (steps > 0)
+    std::memcpy(tl.step_time_us.data(), bytes.data() + 2 * sizeof n + n * sizeof(OpRecord), steps * sizeof(double));
   return tl;
 }
 
