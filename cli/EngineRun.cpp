@@ -16,6 +16,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <system_error>
 #include <vector>
 
 namespace dbosim::cli {
@@ -58,6 +62,21 @@ std::string speculative_text(const json& summary)
   return summary.contains("speculative") ? sim::spec_decode_text(summary["speculative"]) : std::string();
 }
 
+/** out_dir/trace.json from `writer`, or, when the run draws none, no trace.json at all: one an earlier run left in
+ *  the folder would pass for this run's. */
+void write_trace(const std::string& out_dir, bool written, const std::function<void(std::ostream&)>& writer)
+{
+  const std::string path = out_dir + "/trace.json";
+  if (written) {
+    write_file_atomic(path, writer);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec)
+    throw InputError(out_dir, fmt::format("cannot remove the earlier run's trace.json: {}", ec.message()));
+}
+
 /** The engine that ran the step. */
 std::string engine_line(const json& summary)
 {
@@ -80,10 +99,8 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const sim::TracedRanks traced = sim::pick_trace_ranks(opt.trace, run.plan, run.metrics);
-  if (traced.written())
-    write_file_atomic(out_dir + "/trace.json", [&](std::ostream& out) {
-      sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced);
-    });
+  write_trace(out_dir, traced.written(),
+              [&](std::ostream& out) { sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
@@ -113,9 +130,7 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const bool trace = opt.trace.mode != sim::TraceMode::none; // one rank: every mode but none draws it
-  if (trace)
-    write_file_atomic(out_dir + "/trace.json",
-                      [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
+  write_trace(out_dir, trace, [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)

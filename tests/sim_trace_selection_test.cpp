@@ -1,7 +1,7 @@
 /* dbosim tests — which ranks a cluster trace draws (`dbosim run --trace`): the option's parser and its errors, `auto`
  * keeping every rank of a small cluster and only the slowest / median / fastest ranks (plus the collectives' landing
- * track) of a large one, `ranks=` keeping exactly those, `none` writing no file. No SimGrid: the exact max-plus
- * replay, and the CLI in child processes. */
+ * track) of a large one, `ranks=` keeping exactly those, `none` writing no file (and removing an earlier run's).
+ * No SimGrid: the exact max-plus replay, and the CLI in child processes. */
 #include "RunShell.hpp"
 #include "TempDir.hpp"
 #include "config/InputError.hpp"
@@ -221,6 +221,9 @@ TEST_CASE("cli: run --trace none writes no trace.json, a bad --trace exits 2 nam
   text = dbosim::test::run_shell(bin + " run " + one + " --trace ranks=3 --out " + out1 + " 2>&1", &rc);
   CHECK(rc == 0);
   CHECK(fs::exists(out1 + "/trace.json")); // one rank: every mode but none draws it, as before
+  text = dbosim::test::run_shell(bin + " run " + one + " --trace none --out " + out1 + " 2>&1", &rc);
+  CHECK(rc == 0);
+  CHECK_FALSE(fs::exists(out1 + "/trace.json")); // the earlier run's trace does not pass for this one's
 
   // A cluster run (every rank drawn).
   const std::string cluster = std::string(DBOSIM_SOURCE_DIR) + "/scenarios/dsv3_decode_ep32_zipf_eplb.yaml";
@@ -230,6 +233,12 @@ TEST_CASE("cli: run --trace none writes no trace.json, a bad --trace exits 2 nam
   CHECK(fs::exists(out2 + "/summary.json"));
   CHECK_FALSE(fs::exists(out2 + "/trace.json"));
   CHECK(text.find("trace: none (--trace none)") != std::string::npos);
+  text = dbosim::test::run_shell(bin + " run " + cluster + " --out " + out2 + " 2>&1", &rc);
+  CHECK(rc == 0);
+  CHECK(fs::exists(out2 + "/trace.json"));
+  text = dbosim::test::run_shell(bin + " run " + cluster + " --trace none --out " + out2 + " 2>&1", &rc);
+  CHECK(rc == 0);
+  CHECK_FALSE(fs::exists(out2 + "/trace.json"));
 
   text = dbosim::test::run_shell(bin + " run " + one + " --trace ranks=8 --out " + out1 + " 2>&1", &rc);
   CHECK(rc == 2); // default.yaml: EP 8
