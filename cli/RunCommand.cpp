@@ -24,8 +24,8 @@ int run_command(const RunOptions& opt)
   const Scenario s                = load_scenario(opt.scenario);
   const sim::TraceSelection trace = sim::parse_trace_selection(opt.trace, s.parallel.ep);
   std::optional<sim::EngineKind> engine;
-  if (!opt.engine.empty() && !(engine = sim::parse_engine(opt.engine)))
-    throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", opt.engine), sim::engine_names());
+  if (!opt.engine.empty())
+    engine = sim::engine_from_option(opt.engine);
   if (has_serving_workload(s)) {
     std::string flags;
     for (const auto& [set, flag] :

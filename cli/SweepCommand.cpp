@@ -336,9 +336,7 @@ int sweep_command(const SweepOptions& opt)
   std::vector<std::string> dirs;
   std::vector<int> rc(points.size(), -1);
   std::vector<std::string> fingerprint(points.size());
-  const std::optional<sim::EngineKind> engine = sim::parse_engine(opt.engine);
-  if (!engine)
-    throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", opt.engine), sim::engine_names());
+  const sim::EngineKind engine = sim::engine_from_option(opt.engine);
   for (std::size_t i = 0; i < points.size(); ++i) {
     dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
     const std::string yaml = point_yaml(root, axes, points[i], scenario_dir);
@@ -359,7 +357,7 @@ int sweep_command(const SweepOptions& opt)
   const std::size_t resumed = done;
   Progress bar("sweep points", points.size());
   bar.update(done, resumed);
-  if (*engine != sim::EngineKind::simgrid) { // many points per worker process; what a dead worker left runs below
+  if (engine != sim::EngineKind::simgrid) { // many points per worker process; what a dead worker left runs below
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < points.size(); ++i)
       if (rc[i] != 0)

@@ -7,6 +7,7 @@
 #include "config/OutputDir.hpp"
 #include "sim/ScheduleRegistry.hpp"
 #include "sim/SimConfig.hpp"
+#include "sim/StepEngine.hpp"
 #include "sim/TraceSelection.hpp"
 
 #include <CLI/CLI.hpp>
@@ -37,7 +38,7 @@ int main(int argc, char** argv)
                   "simgrid (the reference; default for one rank), replay (the exact max-plus replay; refused where "
                   "a comm kernel shares the GPU or the host syncs), auto (replay where exact, else SimGrid in a child; "
                   "default for every-rank cluster runs)")
-      ->check(CLI::IsMember({"simgrid", "replay", "auto"}));
+      ->check(CLI::IsMember(sim::engine_name_list()));
   run->add_option("--trace", run_opt.trace,
                   "The ranks trace.json draws: auto (default: every rank up to " +
                       std::to_string(sim::trace_all_ranks_max) +
@@ -58,7 +59,7 @@ int main(int argc, char** argv)
                    "auto (default: -j worker processes, many points each, the exact replay where it applies and "
                    "SimGrid elsewhere; no trace.json per point), replay, or simgrid (each point as `dbosim run` in "
                    "its own process, with its trace)")
-      ->check(CLI::IsMember({"simgrid", "replay", "auto"}))
+      ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
   cli::PlanOptions plan_opt;
   CLI::App* plan = app.add_subcommand("plan", "Capacity plan: SLO search, fewest GPUs, Pareto frontier, report");
@@ -68,7 +69,7 @@ int main(int argc, char** argv)
   plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)")
       ->check(CLI::Range(0, 4096));
   plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
-      ->check(CLI::IsMember({"simgrid", "replay", "auto"}))
+      ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
   CLI::App* models = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");

@@ -200,8 +200,6 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           w.tokens_per_rank),
               fmt::format("1..{}", w.tokens_per_rank));
 }
-} // namespace
-
 /** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);
  *  removing one that a step reads would share shapes that differ. */
 std::string step_fingerprint(const YAML::Node& file)
@@ -222,6 +220,7 @@ std::string step_fingerprint(const YAML::Node& file)
   out << YAML::Flow << node;
   return out.c_str();
 }
+} // namespace
 
 Scenario load_scenario(const std::string& path)
 {

@@ -49,6 +49,7 @@ struct StepShape {
   int tokens      = 0; ///< new tokens on this rank (decode: one per request; prefill: prompt tokens)
   int batch       = 0; ///< requests these tokens belong to
   int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill)
+  bool operator==(const StepShape&) const = default;
 };
 
 /** @brief One kernel of an op as the SM-scaling model needs it: its full-GPU time and the table key that may hold

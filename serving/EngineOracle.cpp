@@ -63,8 +63,7 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
   costs.layer = [&v, &a0](const models::StepShape& shape, bool moe, int) {
     models::LayerCosts lc;
     lc.moe = moe;
-    if (!a0 || a0->first.phase != shape.phase || a0->first.tokens != shape.tokens || a0->first.batch != shape.batch ||
-        a0->first.context_len != shape.context_len)
+    if (!a0 || a0->first != shape)
       a0.emplace(shape, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
                                             models::attention_a0_kernels(v.model, v.parallel, shape)));
     lc.ops.push_back(a0->second);

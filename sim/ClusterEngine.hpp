@@ -34,7 +34,10 @@ public:
    *  never blocks on a stream (no host_sync_after_comm) — so every op runs for exactly its duration and the
    *  timeline is the max-plus recursion start = max(issue, stream predecessor's end, producers' ends), a
    *  collective's end = max over ranks of (start + own duration). Then replay() gives SimGrid's timeline exactly. */
-  bool exact_replay_applies() const;
+  bool exact_replay_applies() const { return replay_inexact_reason().empty(); }
+  /** @brief Why the replay is not exact (the first rank class for which sim::replay_inexact_reason is not empty), or
+   *  empty when it is. */
+  std::string replay_inexact_reason() const;
 
   /** @brief The max-plus replay (no SimGrid, callable any number of times); InternalError unless
    *  exact_replay_applies(). Same semantics and records as run(). */

@@ -12,12 +12,12 @@
 
 namespace dbosim::sim {
 
-bool ClusterEngine::exact_replay_applies() const
+std::string ClusterEngine::replay_inexact_reason() const
 {
   for (const StepPlan& p : plans_)
-    if (!replay_inexact_reason(p).empty())
-      return false;
-  return true;
+    if (std::string why = sim::replay_inexact_reason(p); !why.empty())
+      return why;
+  return {};
 }
 
 ClusterTimeline ClusterEngine::replay(int steps) const

@@ -1,7 +1,6 @@
 #include "sim/ClusterRun.hpp"
 
 #include "config/InputError.hpp"
-#include "sim/ChildProcess.hpp"
 #include "sim/OutputGuards.hpp"
 #include "sim/RunStep.hpp"
 #include "sim/ScheduleRegistry.hpp"
@@ -63,11 +62,8 @@ ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
   out.plan  = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc), opt);
   out.sched = build_schedule(out.plan.classes.at(0));
   ClusterEngine engine(out.sched, out.plan.classes);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string inexact;
-  for (const StepPlan& p : out.plan.classes)
-    if (inexact.empty())
-      inexact = replay_inexact_reason(p);
+  const auto t0             = std::chrono::steady_clock::now();
+  const std::string inexact = engine.replay_inexact_reason();
   if (engine_kind == EngineKind::replay && !inexact.empty())
     refuse_inexact_replay(engine_option, inexact);
   out.simgrid = engine_kind == EngineKind::simgrid || !inexact.empty();
@@ -75,15 +71,9 @@ ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
     out.timeline = engine.replay(steps);
   else if (engine_kind == EngineKind::simgrid)
     out.timeline = engine.run(steps, simgrid_args);
-  else {
-    const ChildResult r = run_in_child([&] { return cluster_timeline_bytes(engine.run(steps, simgrid_args)); });
-    if (r.outcome == ChildOutcome::input_error)
-      throw InputError("--simgrid", r.message);
-    if (!r.ok())
-      throw InternalError(fmt::format("the SimGrid child replaying the cluster step failed ({}): {}",
-                                      child_outcome_name(r.outcome), r.message));
-    out.timeline = cluster_timeline_from_bytes(r.payload);
-  }
+  else
+    out.timeline = cluster_timeline_from_bytes(simgrid_child_bytes(
+        [&] { return cluster_timeline_bytes(engine.run(steps, simgrid_args)); }, "the cluster step"));
   out.engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.metrics       = cluster_metrics(out.plan, out.timeline);
   return out;

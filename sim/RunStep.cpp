@@ -57,22 +57,16 @@ Timeline replay_timeline(const StepPlan& plan, const Schedule& sched, int steps)
   return std::move(ct.classes.at(0));
 }
 
-namespace {
-/** SimGrid in a forked child: this process may run any number of them (and may have run its own). */
-Timeline simgrid_in_child(const StepPlan& plan, const Schedule& sched, const std::vector<std::string>& simgrid_args)
+std::string simgrid_child_bytes(const std::function<std::string()>& simulate, const std::string& what)
 {
-  const ChildResult r = run_in_child([&] {
-    TimelineEngine engine(sched, plan);
-    return timeline_bytes(engine.run(1, simgrid_args));
-  });
+  const ChildResult r = run_in_child(simulate);
   if (r.outcome == ChildOutcome::input_error)
     throw InputError("--simgrid", r.message);
   if (!r.ok())
-    throw InternalError(fmt::format("the SimGrid child replaying schedule {} failed ({}): {}", sched.name,
-                                    child_outcome_name(r.outcome), r.message));
-  return timeline_from_bytes(r.payload);
+    throw InternalError(
+        fmt::format("the SimGrid child replaying {} failed ({}): {}", what, child_outcome_name(r.outcome), r.message));
+  return r.payload;
 }
-} // namespace
 
 StepRun run_step(const StepPlan& plan, const Schedule& sched, const StepRunOptions& opt)
 {
@@ -87,7 +81,9 @@ StepRun run_step(const StepPlan& plan, const Schedule& sched, const StepRunOptio
     r.timeline = replay_timeline(plan, sched);
     r.engine   = EngineKind::replay;
   } else {
-    r.timeline = simgrid_in_child(plan, sched, opt.simgrid_args);
+    r.timeline = timeline_from_bytes(
+        simgrid_child_bytes([&] { return timeline_bytes(TimelineEngine(sched, plan).run(1, opt.simgrid_args)); },
+                            "schedule " + sched.name));
   }
   require_valid_timeline(sched, r.timeline);
   r.metrics = compute_metrics(sched, r.timeline);

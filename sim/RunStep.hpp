@@ -8,6 +8,7 @@
 #include "sim/StepPlan.hpp"
 #include "sim/Timeline.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ StepRun run_step(const StepPlan& plan, const Schedule& sched, const StepRunOptio
 /** @brief The max-plus replay of one rank's step (ClusterEngine::replay of one rank class): `steps` back-to-back
  *  steps, the last one's records. The caller checks replay_inexact_reason(plan) is empty. */
 Timeline replay_timeline(const StepPlan& plan, const Schedule& sched, int steps = 1);
+
+/** @brief `simulate` (a SimGrid run returning its result as bytes) in a forked child, so that this process may run
+ *  any number of them; the child's bytes. A failure is the child's InputError (a bad `--simgrid` option) or an
+ *  InternalError naming `what`. */
+std::string simgrid_child_bytes(const std::function<std::string()>& simulate, const std::string& what);
 
 /** @brief A timeline as bytes (a child process ships it back over its pipe) and back. */
 std::string timeline_bytes(const Timeline& tl);

@@ -31,15 +31,30 @@ std::optional<EngineKind> parse_engine(const std::string& name)
   return std::nullopt;
 }
 
+std::vector<std::string> engine_name_list()
+{
+  std::vector<std::string> out;
+  for (const EngineRow& r : engine_rows)
+    out.emplace_back(r.name);
+  return out;
+}
+
 std::string engine_names()
 {
   std::string out;
-  for (const EngineRow& r : engine_rows) {
+  for (const std::string& name : engine_name_list()) {
     if (!out.empty())
       out += '|';
-    out += r.name;
+    out += name;
   }
   return out;
+}
+
+EngineKind engine_from_option(const std::string& value)
+{
+  if (const std::optional<EngineKind> e = parse_engine(value))
+    return *e;
+  throw InputError("--engine", 0, 0, "", fmt::format("unknown engine '{}'", value), engine_names());
 }
 
 std::string replay_inexact_reason(const StepPlan& plan)

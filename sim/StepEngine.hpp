@@ -24,6 +24,10 @@ const char* engine_name(EngineKind e);
 std::optional<EngineKind> parse_engine(const std::string& name);
 /** @brief The names, for help texts and errors: "simgrid|replay|auto". */
 std::string engine_names();
+/** @brief The names as a list (the CLI's set of valid values). */
+std::vector<std::string> engine_name_list();
+/** @brief The engine a `--engine` value names; an InputError naming `--engine` and the valid names otherwise. */
+EngineKind engine_from_option(const std::string& value);
 
 /** @brief Why the max-plus replay is not exact for `plan` (a comm kernel holds SMs beside compute, or the host
  *  synchronizes after a collective), or empty when it is. */
