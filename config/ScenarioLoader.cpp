@@ -186,7 +186,7 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           w.tokens_per_rank, q - 1),
               fmt::format("a multiple of {}", q));
   if (w.batch == 0)
-    w.batch = decode ? w.tokens_per_rank / q : std::max(1, w.tokens_per_rank / std::max(1, w.context_len));
+    w.batch = decode ? w.tokens_per_rank / q : (w.tokens_per_rank + w.context_len - 1) / w.context_len;
   if (decode && long(w.batch) * q > w.tokens_per_rank)
     at("workload")
         .fail("batch",
@@ -199,6 +199,15 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
               fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch,
                           w.tokens_per_rank),
               fmt::format("1..{}", w.tokens_per_rank));
+  // A prefill request computes tokens_per_rank / batch tokens of its context_len-token prompt (the rest is in the
+  // KV cache already: a prefix-cache hit or earlier chunks); it cannot compute more than its prompt.
+  if (w.phase == models::Phase::prefill && double(w.tokens_per_rank) / w.batch > w.context_len)
+    at("workload")
+        .fail("batch",
+              fmt::format("{} prefill requests of {} tokens each cannot hold {} new tokens ({:.4g} per request)",
+                          w.batch, w.context_len, w.tokens_per_rank, double(w.tokens_per_rank) / w.batch),
+              fmt::format("{}..{} at context_len {} (or a longer context_len)",
+                          (w.tokens_per_rank + w.context_len - 1) / w.context_len, w.tokens_per_rank, w.context_len));
 }
 /** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);
  *  removing one that a step reads would share shapes that differ. */

@@ -141,11 +141,13 @@ std::vector<ParamDecl> build_params()
       "New tokens on each DP rank this step (decode: one per request)",
       [](Scenario & s) -> auto& { return s.workload.tokens_per_rank; }));
   p.push_back(int_param(
-      "workload.context_len", "tokens", 4096, 1, 1 << 21, "KV length per request (decode) or prompt length (prefill)",
+      "workload.context_len", "tokens", 4096, 1, 1 << 21,
+      "KV length per request (decode) or prompt length (prefill: each request computes tokens_per_rank / batch "
+      "of it; the rest is already cached, a prefix-cache hit or earlier chunks)",
       [](Scenario & s) -> auto& { return s.workload.context_len; }));
   p.push_back(int_param(
       "workload.batch", "requests", 0, 0, 1 << 20,
-      "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens/context_len (prefill)",
+      "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens / context_len rounded up (prefill)",
       [](Scenario & s) -> auto& { return s.workload.batch; }));
 
   p.push_back(bool_param(
