@@ -67,6 +67,7 @@ struct RequestWorkload {
   double request_rate       = 0;    ///< requests/s; 0: all at t = 0 (vLLM's inf)
   double burstiness         = 1;    ///< gamma shape of inter-arrival times (1 = Poisson)
   int random_input_len      = 1024; ///< prompt tokens (centre of the uniform range)
+  int random_prefix_len     = 0;    ///< tokens before each prompt's random part, the same for every request
   int random_output_len     = 128;  ///< output tokens (centre of the uniform range)
   double random_range_ratio = 0;    ///< lengths uniform in [len (1 - r), len (1 + r)]
   std::string trace;                ///< CSV trace (arrival_s,input_len,output_len); overrides the random draws
@@ -77,6 +78,7 @@ struct SchedulerConfig {
   int max_num_seqs              = 256;
   int max_num_batched_tokens    = 8192;
   bool enable_chunked_prefill   = true;
+  bool enable_prefix_caching    = true; ///< vLLM V1's automatic prefix caching (on by default)
   bool async_scheduling         = false;
   bool dp_least_loaded          = false; ///< assign requests to DP ranks least-loaded instead of round-robin
   double gpu_memory_utilization = 0.9;

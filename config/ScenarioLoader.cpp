@@ -171,6 +171,9 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
               fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
   }
+  if (!rq.trace.empty() && rq.random_prefix_len > 0)
+    at("workload")
+        .fail("random_prefix_len", "a trace gives whole prompts: no shared prefix is drawn for them", "0 with a trace");
   check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
 
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
@@ -219,7 +222,7 @@ std::string step_fingerprint(const YAML::Node& file)
   node.remove("name");
   node.remove("sweep");
   for (const char* key : {"num_prompts", "max_concurrency", "request_rate", "burstiness", "random_input_len",
-                          "random_output_len", "random_range_ratio", "trace"})
+                          "random_prefix_len", "random_output_len", "random_range_ratio", "trace"})
     if (node["workload"].IsMap())
       node["workload"].remove(key);
   for (const char* key : {"step_trace", "exact_samples"})

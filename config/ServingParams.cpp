@@ -46,6 +46,10 @@ void add_serving_params(std::vector<ParamDecl>& p)
       "workload.random_input_len", "tokens", 1024, 1, 1 << 20, "Prompt length (--random-input-len)",
       [](Scenario & s) -> auto& { return s.requests.random_input_len; }));
   p.push_back(int_param(
+      "workload.random_prefix_len", "tokens", 0, 0, 1 << 20,
+      "Tokens every prompt starts with, before its random part (--random-prefix-len): a prefix-cache hit",
+      [](Scenario & s) -> auto& { return s.requests.random_prefix_len; }));
+  p.push_back(int_param(
       "workload.random_output_len", "tokens", 128, 1, 1 << 20, "Output length (--random-output-len)",
       [](Scenario & s) -> auto& { return s.requests.random_output_len; }));
   p.push_back(double_param(
@@ -73,6 +77,10 @@ void add_serving_params(std::vector<ParamDecl>& p)
   p.push_back(bool_param(
       "scheduler.enable_chunked_prefill", true, "Split long prompts across steps",
       [](Scenario & s) -> auto& { return s.scheduler.enable_chunked_prefill; }));
+  p.push_back(bool_param(
+      "scheduler.enable_prefix_caching", true,
+      "Automatic prefix caching: a prompt's leading whole KV blocks already on its DP rank are not computed again",
+      [](Scenario & s) -> auto& { return s.scheduler.enable_prefix_caching; }));
   p.push_back(bool_param(
       "scheduler.async_scheduling", false,
       "Schedule step n+1 while step n runs (hides the host's per-step work behind the GPU)",

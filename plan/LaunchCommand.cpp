@@ -95,6 +95,8 @@ LaunchCommand launch_command(const Scenario& s)
   args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);
   if (!sch.enable_chunked_prefill)
     args += " --no-enable-chunked-prefill"; // a bool field: argparse BooleanOptionalAction gives --no-...
+  if (!sch.enable_prefix_caching)
+    args += " --no-enable-prefix-caching";
   if (sch.async_scheduling)
     args += " --async-scheduling";
   if (sch.gpu_memory_utilization != 0.9)

@@ -24,7 +24,7 @@ ItlSplit ItlSplit::operator-(const ItlSplit& o) const
 
 bool RankScheduler::allocate(LiveRequest* r, int num_new)
 {
-  const long need = blocks_for(long(r->computed) + num_new) - r->blocks;
+  const long need = blocks_for(long(r->computed) + num_new) - r->shared_blocks - r->blocks;
   if (need > free_blocks_)
     return false;
   if (need > 0) {
@@ -38,7 +38,8 @@ bool RankScheduler::allocate(LiveRequest* r, int num_new)
 void RankScheduler::release(LiveRequest* r)
 {
   free_blocks_ += r->blocks;
-  r->blocks = 0;
+  r->blocks        = 0;
+  r->shared_blocks = 0; // the rank keeps the cached prefix; the request no longer reads it here
 }
 
 RankStep RankScheduler::schedule()
@@ -84,13 +85,27 @@ RankStep RankScheduler::schedule()
   // Waiting requests, FIFO, only when nothing was preempted this step.
   while (step.preempted == 0 && !waiting_.empty() && budget > 0 &&
          static_cast<int>(running_.size()) < cfg_.max_num_seqs) {
-    LiveRequest* r   = waiting_.front();
+    LiveRequest* r = waiting_.front();
+    // Prefix caching (vLLM's KV cache manager): a request admitted from nothing starts past the rank's cached
+    // prefix blocks, short of its last prompt token (always computed: the step samples from it).
+    const bool fresh      = cfg_.enable_prefix_caching && r->computed == 0;
+    const long hit_blocks = fresh ? std::min({prefix_blocks_, long(r->req->prefix_len / cfg_.block_size),
+                                              long((r->num_tokens() - 1) / cfg_.block_size)})
+                                  : 0;
+    const int hit_tokens  = static_cast<int>(hit_blocks * cfg_.block_size);
+    r->computed += hit_tokens;
+    r->shared_blocks = hit_blocks;
     const int wanted = r->num_tokens() - r->computed;
-    if (!cfg_.enable_chunked_prefill && wanted > budget)
+    const int n      = std::min(wanted, budget);
+    if ((!cfg_.enable_chunked_prefill && wanted > budget) || !allocate(r, n)) {
+      r->computed -= hit_tokens;
+      r->shared_blocks = 0;
       break;
-    const int n = std::min(wanted, budget);
-    if (!allocate(r, n))
-      break;
+    }
+    if (fresh) {
+      prefix_queried_ += r->num_tokens();
+      prefix_hits_ += hit_tokens;
+    }
     waiting_.pop_front();
     running_.push_back(r);
     take(r, n);
@@ -108,6 +123,14 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
     const int drafts   = spec_.enabled() && r->decoding() ? step.num_new[k] - 1 : 0;
     const int accepted = drafts > 0 ? accepted_drafts(spec_, seed_, r->req->id, r->generated, drafts) : 0;
     r->computed += drafts > 0 ? 1 + accepted : step.num_new[k];
+    // The first request to compute the shared prefix's whole blocks leaves them in the rank's cache for good.
+    const long prefix_whole = r->req->prefix_len / cfg_.block_size;
+    if (cfg_.enable_prefix_caching && prefix_blocks_ == 0 && prefix_whole > 0 && r->shared_blocks == 0 &&
+        r->computed >= prefix_whole * cfg_.block_size) {
+      r->blocks -= prefix_whole;
+      r->shared_blocks = prefix_whole;
+      prefix_blocks_   = prefix_whole;
+    }
     if (r->computed < r->num_tokens())
       continue; // a prefill chunk: no token yet
     if (r->first_token_s < 0)

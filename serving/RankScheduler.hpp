@@ -1,6 +1,8 @@
 /* dbosim — one DP rank's vLLM V1 scheduler: continuous batching under a token budget (max_num_batched_tokens) and a
- * request cap (max_num_seqs), chunked prefill, paged KV blocks, and preemption by recompute when blocks run out
- * (the last running request goes back to the front of the waiting queue and loses its KV). */
+ * request cap (max_num_seqs), chunked prefill, paged KV blocks, preemption by recompute when blocks run out
+ * (the last running request goes back to the front of the waiting queue and loses its KV), and automatic prefix
+ * caching of the prefix every request shares (Request::prefix_len): once a request on the rank has computed its
+ * whole blocks, they stay and later requests start past them. */
 #pragma once
 #include "config/Scenario.hpp"
 #include "models/SpecDecode.hpp"
@@ -35,7 +37,8 @@ struct LiveRequest {
   double send_s        = 0; ///< the client sent it (after the max_concurrency cap)
   int computed         = 0; ///< tokens with their KV in the cache (vLLM num_computed_tokens)
   int generated        = 0; ///< output tokens emitted
-  long blocks          = 0; ///< KV blocks held
+  long blocks          = 0; ///< KV blocks held (its own)
+  long shared_blocks   = 0; ///< the rank's cached prefix blocks it reads instead of computing (not its own)
   int preemptions      = 0;
   double first_token_s = -1;
   double last_token_s  = -1;
@@ -80,6 +83,10 @@ public:
   long used_blocks() const { return total_blocks_ - free_blocks_; }
   long peak_used_blocks() const { return peak_used_; }
   long preemptions() const { return preemptions_; }
+  /** @brief Prompt tokens of the requests admitted (again, after a preemption) with prefix caching on, and the
+   *  part of them found in the cache (vLLM's prefix-cache queries and hits). */
+  long prefix_queried_tokens() const { return prefix_queried_; }
+  long prefix_hit_tokens() const { return prefix_hits_; }
 
 private:
   bool allocate(LiveRequest* r, int num_new);
@@ -91,8 +98,11 @@ private:
   std::vector<LiveRequest*> running_;
   long free_blocks_;
   long total_blocks_;
-  long peak_used_   = 0;
-  long preemptions_ = 0;
+  long peak_used_      = 0;
+  long preemptions_    = 0;
+  long prefix_blocks_  = 0; ///< the shared prefix's whole blocks once cached on this rank (held for good)
+  long prefix_queried_ = 0;
+  long prefix_hits_    = 0;
   models::SpecDecodeSpec spec_;
   std::uint64_t seed_ = 0;
 };

@@ -125,6 +125,12 @@ json serving_metrics(const ServingResult& r, int gpus)
   m["num_steps"]                  = r.steps.size();
   m["preemptions"]                = r.preemptions;
   m["peak_kv_blocks"]             = r.peak_kv_blocks;
+  // A workload with a shared prefix: vLLM's prefix-cache hit rate (hit tokens over queried prompt tokens).
+  if (std::any_of(r.requests.begin(), r.requests.end(), [](const Request& q) { return q.prefix_len > 0; })) {
+    m["prefix_cache_hit_tokens"] = r.prefix_hit_tokens;
+    m["prefix_cache_hit_rate"] =
+        r.prefix_queried_tokens > 0 ? double(r.prefix_hit_tokens) / double(r.prefix_queried_tokens) : 0.0;
+  }
   return m;
 }
 
@@ -189,6 +195,9 @@ std::string serving_text(const json& m)
       line(label, fmt::format("{:.3f}", sp[key].get<double>()));
   }
   out += fmt::format("{:<40}{:>12}\n", "Preemptions:", m["preemptions"].get<long>());
+  if (m.contains("prefix_cache_hit_rate"))
+    out += fmt::format("{:<40}{:>12}\n", "Prefix cache hit rate (%):",
+                       fmt::format("{:.2f}", 100.0 * m["prefix_cache_hit_rate"].get<double>()));
   out += "==================================================\n";
   return out;
 }

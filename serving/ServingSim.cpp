@@ -321,6 +321,8 @@ ServingResult Pass::run()
   for (const Group& g : groups_)
     for (const auto& rk : g.ranks) {
       res.preemptions += rk.preemptions();
+      res.prefix_queried_tokens += rk.prefix_queried_tokens();
+      res.prefix_hit_tokens += rk.prefix_hit_tokens();
       res.peak_kv_blocks = std::max(res.peak_kv_blocks, rk.peak_used_blocks());
     }
   std::stable_sort(res.steps.begin(), res.steps.end(),

@@ -67,10 +67,12 @@ struct ServingResult {
   std::vector<Request> requests;
   std::vector<LiveRequest> live; ///< by request id
   std::vector<StepRecord> steps;
-  long preemptions      = 0;
-  long peak_kv_blocks   = 0; ///< on the fullest rank
-  int passes            = 0;
-  long simulated_shapes = 0;
+  long preemptions           = 0;
+  long peak_kv_blocks        = 0; ///< on the fullest rank
+  long prefix_queried_tokens = 0; ///< RankScheduler::prefix_queried_tokens over every rank
+  long prefix_hit_tokens     = 0; ///< RankScheduler::prefix_hit_tokens over every rank
+  int passes                 = 0;
+  long simulated_shapes      = 0;
 };
 
 /** @brief The host gap between steps: the profile's stream synchronize (reading the sampled tokens back) plus the

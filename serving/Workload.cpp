@@ -38,8 +38,10 @@ std::vector<Request> make_requests(const RequestWorkload& w, std::uint64_t seed)
   double t = 0;
   for (int i = 0; i < w.num_prompts; ++i) {
     Request r;
-    r.id         = i;
-    r.input_len  = draw_len(len_rng, w.random_input_len, w.random_range_ratio);
+    r.id = i;
+    // vllm bench serve's random dataset: the shared prefix, then the random part of the drawn length.
+    r.prefix_len = w.random_prefix_len;
+    r.input_len  = w.random_prefix_len + draw_len(len_rng, w.random_input_len, w.random_range_ratio);
     r.output_len = draw_len(len_rng, w.random_output_len, w.random_range_ratio);
     if (w.request_rate > 0 && i > 0) // vLLM: gamma(shape = burstiness, scale = 1 / (rate * burstiness))
       t += arrival_rng.gamma(w.burstiness, 1.0 / (w.request_rate * w.burstiness));

@@ -12,8 +12,9 @@ namespace dbosim::serving {
 struct Request {
   int id           = 0;
   double arrival_s = 0; ///< when the client wants to send it (before the max_concurrency cap)
-  int input_len    = 0; ///< prompt tokens
+  int input_len    = 0; ///< prompt tokens (prefix_len of them the prefix every request shares)
   int output_len   = 0; ///< tokens to generate (>= 1)
+  int prefix_len   = 0; ///< leading prompt tokens shared by every request (workload.random_prefix_len)
 };
 
 /** @brief The scenario's requests, in arrival order (ids 0..n-1). Deterministic in (workload, seed). */

@@ -39,6 +39,7 @@ TEST_CASE("launch: the default scenario's vllm serve flags and environment", "[q
     CHECK(has(c, flag));
   CHECK_FALSE(has(c, "--speculative-config"));
   CHECK_FALSE(has(c, "--data-parallel-address"));
+  CHECK_FALSE(has(c, "prefix-caching")); // vLLM V1 caches prefixes by default
   REQUIRE(l.env.size() == 1);
   CHECK(l.env[0].first == "VLLM_DBO_COMM_SMS");
   CHECK(l.env[0].second == "20");
@@ -55,6 +56,7 @@ TEST_CASE("launch: DBO off drops the DBO flags and VLLM_DBO_COMM_SMS", "[quick]"
   s.execution.cuda_graph             = dbosim::CudaGraphMode::none;
   s.scheduler.async_scheduling       = true;
   s.scheduler.enable_chunked_prefill = false;
+  s.scheduler.enable_prefix_caching  = false;
   const auto l                       = launch_command(s);
   const std::string& c               = l.nodes.at(0);
   CHECK_FALSE(has(c, "dbo"));
@@ -63,6 +65,7 @@ TEST_CASE("launch: DBO off drops the DBO flags and VLLM_DBO_COMM_SMS", "[quick]"
   CHECK(has(c, "--enforce-eager"));
   CHECK(has(c, "--async-scheduling"));
   CHECK(has(c, "--no-enable-chunked-prefill"));
+  CHECK(has(c, "--no-enable-prefix-caching"));
   CHECK_FALSE(has(c, "--compilation-config"));
 }
 
