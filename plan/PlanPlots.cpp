@@ -152,11 +152,24 @@ std::string latency_vs_ep_plot(const std::string& dir, const std::string& metric
 
 std::string timeline_plot(const std::string& dir, const nlohmann::json& trace, int layers, const std::string& title)
 {
-  // The window: `layers` layers from the first one with communication (the first MoE layer; dense layers have none).
-  auto is_op = [](const nlohmann::json& e) {
+  // One rank's streams: a cluster trace holds several ranks (a process each); show the straggler's (its step is the
+  // cluster's), else the lowest rank traced.
+  auto is_stream_op = [](const nlohmann::json& e) {
     return e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("layer") &&
            (e.value("tid", 0) == 1 || e.value("tid", 0) == 2);
   };
+  std::set<int> pids;
+  for (const auto& e : trace["traceEvents"])
+    if (is_stream_op(e))
+      pids.insert(e.value("pid", 0));
+  int pid = pids.empty() ? 0 : *pids.begin();
+  if (trace.contains("otherData") && trace["otherData"].contains("straggler_rank") &&
+      pids.count(trace["otherData"]["straggler_rank"].get<int>()))
+    pid = trace["otherData"]["straggler_rank"].get<int>();
+  const std::string shown =
+      pids.size() > 1 ? fmt::format("{} (rank {} of the {} traced)", title, pid, pids.size()) : title;
+  auto is_op = [&](const nlohmann::json& e) { return is_stream_op(e) && e.value("pid", 0) == pid; };
+  // The window: `layers` layers from the first one with communication (the first MoE layer; dense layers have none).
   int first  = 0;
   bool found = false;
   for (const auto& e : trace["traceEvents"])
@@ -185,7 +198,7 @@ std::string timeline_plot(const std::string& dir, const nlohmann::json& trace, i
                   "'compute stream' 1)\nset yrange [-0.7:1.7]\nset xrange [0:{:.3f}]\n"
                   "set grid x\nset key outside right top\nset style fill solid 0.75 border lc rgb "
                   "'black'\n",
-                  quote(title), t_end * 1.02);
+                  quote(shown), t_end * 1.02);
   std::vector<std::string> plots;
   for (const auto& [ub, rows] : rows_by_ubatch) {
     const std::string file = fmt::format("timeline_ub{}.dat", ub);

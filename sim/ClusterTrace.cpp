@@ -68,6 +68,7 @@ TracedRanks pick_trace_ranks(const TraceSelection& sel, const ClusterPlan& plan,
   TracedRanks t;
   t.selection = sel;
   t.ep        = static_cast<int>(plan.ranks.size());
+  t.straggler = sel.mode == TraceMode::none ? -1 : m.straggler;
   std::vector<int> every(static_cast<std::size_t>(t.ep));
   std::iota(every.begin(), every.end(), 0);
   switch (sel.mode) {
@@ -134,6 +135,10 @@ void write_cluster_trace(std::ostream& out, const Schedule& sched, const Cluster
   js.begin_object().key("displayTimeUnit").value("ns");
   js.key("otherData").begin_object();
   js.key("ep").value(t.ep);
+  // The rank a one-rank view of the step shows (the plan report's timeline): the straggler, when traced. Keys in
+  // nlohmann's (sorted) order: the stream writes the bytes its dump would.
+  if (std::find(t.ranks.begin(), t.ranks.end(), t.straggler) != t.ranks.end())
+    js.key("straggler_rank").value(t.straggler);
   js.key("trace").value(traced_ranks_text(t));
   js.key("trace_mode").value(trace_selection_name(t.selection));
   js.key("trace_ranks").begin_array();

@@ -26,6 +26,7 @@ struct TracedRanks {
    *  the straggler is chosen; ties by rank): the last (the straggler), the lower middle and the first; and the
    *  representative rank (summary.json's figures) when it is none of them. -1: not picked by role. */
   int slowest = -1, median = -1, fastest = -1, representative = -1;
+  int straggler = -1; ///< ClusterMetrics' straggler (its step is the cluster's), whatever the mode; -1 with none
   bool every_rank() const { return static_cast<int>(ranks.size()) == ep; }
   bool written() const { return selection.mode != TraceMode::none; }
 };

@@ -105,6 +105,7 @@ TEST_CASE("sim::ClusterTrace: auto draws every rank of a cluster up to the thres
   CHECK(pids(trace) == every); // no landing track
   CHECK(trace.at("otherData").at("trace") == "all 16 ranks");
   CHECK(trace.at("otherData").at("trace_mode") == "auto");
+  CHECK(trace.at("otherData").at("straggler_rank") == run.metrics.straggler); // the plan report's timeline rank
   // The same events as cluster_trace (every rank, the tests' JSON form).
   CHECK(trace.at("traceEvents") == cluster_trace(run.sched, run.plan, run.timeline).at("traceEvents"));
 }
@@ -187,6 +188,9 @@ TEST_CASE("sim::ClusterTrace: ranks= draws exactly those ranks, plus the landing
   const nlohmann::json trace = traced(run, t);
   CHECK(pids(trace) == std::set<int>{2, 11, 16});
   CHECK(trace.at("otherData").at("trace_mode") == "ranks=2,11");
+  // The straggler is named only when it is drawn.
+  CHECK(trace.at("otherData").contains("straggler_rank") ==
+        (run.metrics.straggler == 2 || run.metrics.straggler == 11));
   int names = 0;
   for (const auto& e : trace.at("traceEvents"))
     if (e.at("ph") == "M" && e.at("name") == "process_name" && e.at("pid") != 16) {
