@@ -31,6 +31,15 @@ std::vector<Request> with_prefix(int n, int input, int output, int prefix_len)
   return reqs;
 }
 
+/** The first request alone at t = 0 (it caches the prefix), the other n - 1 together at 1 s. */
+std::vector<Request> first_then_burst(int n, int input, int output, int prefix_len)
+{
+  std::vector<Request> reqs = with_prefix(n, input, output, prefix_len);
+  for (std::size_t i = 1; i < reqs.size(); ++i)
+    reqs[i].arrival_s = 1.0;
+  return reqs;
+}
+
 double ttft_s(const LiveRequest& l) { return l.first_token_s - l.send_s; }
 
 } // namespace
@@ -83,9 +92,7 @@ TEST_CASE("serving::RankScheduler: cached prefix blocks are held once per rank, 
   ClosedFormOracle o;
   // Twelve requests that all run at once (no arrival gap) after the first has cached the prefix: each holds its own
   // blocks past the 62 shared ones.
-  std::vector<Request> reqs = with_prefix(13, 1024, 64, 1000);
-  for (std::size_t i = 1; i < reqs.size(); ++i)
-    reqs[i].arrival_s = 1.0;
+  const std::vector<Request> reqs   = first_then_burst(13, 1024, 64, 1000);
   ServingParams p                   = small_params(1);
   const ServingResult on            = run(p, reqs, o);
   p.scheduler.enable_prefix_caching = false;
@@ -98,11 +105,9 @@ TEST_CASE("serving::RankScheduler: cached prefix blocks are held once per rank, 
 TEST_CASE("serving::RankScheduler: a preempted request finds the prefix again and still completes", "[quick]")
 {
   ClosedFormOracle o;
-  std::vector<Request> reqs = with_prefix(24, 600, 300, 512);
-  for (std::size_t i = 1; i < reqs.size(); ++i)
-    reqs[i].arrival_s = 1.0;
-  ServingParams roomy     = small_params(1);
-  const ServingResult big = run(roomy, reqs, o);
+  const std::vector<Request> reqs = first_then_burst(24, 600, 300, 512);
+  ServingParams roomy             = small_params(1);
+  const ServingResult big         = run(roomy, reqs, o);
   REQUIRE(big.preemptions == 0);
   ServingParams tight         = small_params(1, big.peak_kv_blocks / 2);
   const ServingResult preempt = run(tight, reqs, o);
