@@ -48,7 +48,8 @@ Scenario at_key(const Scenario& s, const StepKey& key)
 sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
 {
   sim::PlanOptions popt;
-  popt.max_tokens_across_dp = key.tokens;
+  popt.max_tokens_across_dp  = key.tokens;
+  popt.dp_ranks_agree_ubatch = !key.dp_unsplit;
   return sim::build_step_plan(v, sim::model_cost_source(v), popt);
 }
 
@@ -72,9 +73,10 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
     return lc;
   };
   sim::PlanOptions popt;
-  popt.max_tokens_across_dp = key.tokens;
-  const sim::StepPlan plan  = sim::build_step_plan(v, costs, popt);
-  const bool partition      = plan.gpu.comm_sms > 0;
+  popt.max_tokens_across_dp  = key.tokens;
+  popt.dp_ranks_agree_ubatch = !key.dp_unsplit;
+  const sim::StepPlan plan   = sim::build_step_plan(v, costs, popt);
+  const bool partition       = plan.gpu.comm_sms > 0;
   RankWork w;
   const int moe_layers   = plan.num_layers - plan.first_k_dense;
   const int dense_layers = plan.first_k_dense;

@@ -30,6 +30,9 @@ ServingParams serving_params(const Scenario& s, const KvCapacity& kv)
   p.kv_transfer_latency_s       = s.hw.nic_latency_us * 1e-6;
   p.graph_decode                = s.execution.cuda_graph == CudaGraphMode::full && !s.execution.host_sync_after_comm;
   p.speculative                 = s.speculative;
+  p.dbo                         = s.overlap.dbo_enabled();
+  p.dbo_decode_threshold        = s.overlap.dbo_decode_token_threshold;
+  p.dbo_prefill_threshold       = s.overlap.dbo_prefill_token_threshold;
   p.seed                        = s.seed;
   p.buckets.context_per_octave  = s.serving.context_buckets_per_octave;
   p.buckets.token_per_octave    = s.serving.token_buckets_per_octave;
@@ -193,6 +196,17 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
   const models::Phase phase = all_decode ? models::Phase::decode : models::Phase::prefill;
   // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
   const int padded = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
+  // vLLM micro-batches a step only when every DP rank wants to: each rank's own tokens against the threshold of its
+  // own batch kind (a uniform decode batch: the decode threshold; an idle rank runs a 1-token dummy decode batch).
+  // Set only where it changes the step (the padded tokens reach the step's threshold), so equal plans share a key.
+  const int step_threshold = phase == models::Phase::decode ? p_.dbo_decode_threshold : p_.dbo_prefill_threshold;
+  bool dp_unsplit          = false;
+  if (p_.dbo && padded >= step_threshold)
+    for (const RankStep& st : steps) {
+      const bool uniform_decode = st.scheduled.empty() || st.all_decode;
+      const int own             = std::max(1, st.tokens);
+      dp_unsplit = dp_unsplit || own < (uniform_decode ? p_.dbo_decode_threshold : p_.dbo_prefill_threshold);
+    }
   // Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
   // request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest).
   auto key_of = [&](const RankStep& st) {
@@ -202,6 +216,7 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     k.tokens      = padded;
     k.batch       = static_cast<int>(batch);
     k.context_len = static_cast<int>(std::max((st.context_sum + batch / 2) / batch, (padded + batch - 1) / batch));
+    k.dp_unsplit  = dp_unsplit;
     return k;
   };
   // Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest:

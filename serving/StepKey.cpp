@@ -9,8 +9,8 @@ namespace dbosim::serving {
 
 std::string StepKey::to_string() const
 {
-  return fmt::format("{} tokens={} batch={} context={}", phase == models::Phase::decode ? "decode" : "prefill", tokens,
-                     batch, context_len);
+  return fmt::format("{} tokens={} batch={} context={}{}", phase == models::Phase::decode ? "decode" : "prefill",
+                     tokens, batch, context_len, dp_unsplit ? " dp-unsplit" : "");
 }
 
 namespace {

@@ -7,7 +7,8 @@
  *   context : mean KV length of the step's requests, rounded to the nearest point of a geometric grid of
  *             `context_buckets_per_octave` points per power of two (exact up to 16), and never below the bucket's
  *             tokens per request (a request attends over at least its own new tokens).
- *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill). */
+ *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill).
+ *   dp_unsplit: a DP rank below its DBO threshold keeps the whole step unsplit (StepKey::dp_unsplit). */
 #pragma once
 #include "models/OpCost.hpp"
 #include "sim/Op.hpp"
@@ -19,10 +20,13 @@
 namespace dbosim::serving {
 
 struct StepKey {
-  models::Phase phase                    = models::Phase::decode;
-  int tokens                             = 0;
-  int batch                              = 0;
-  int context_len                        = 0;
+  models::Phase phase = models::Phase::decode;
+  int tokens          = 0;
+  int batch           = 0;
+  int context_len     = 0;
+  /** DBO on and the padded tokens reach the phase's threshold, but some DP rank's own tokens do not reach its own
+   *  (an idle rank's dummy batch: 1 token): vLLM then micro-batches no rank (dp_utils.py), the step runs unsplit. */
+  bool dp_unsplit                        = false;
   auto operator<=>(const StepKey&) const = default;
   std::string to_string() const;
 };

@@ -101,10 +101,13 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   const bool decode   = w.phase == Phase::decode;
   plan.prefill        = !decode;
   const int threshold = decode ? o.dbo_decode_token_threshold : o.dbo_prefill_token_threshold;
-  const bool split    = o.dbo_enabled() && padded >= threshold;
-  if (o.dbo_enabled() && !split)
+  const bool split    = o.dbo_enabled() && padded >= threshold && opt.dp_ranks_agree_ubatch;
+  if (o.dbo_enabled() && padded < threshold)
     plan.notes.push_back(fmt::format("DBO on, but {} tokens are below the {} threshold {}: the step runs unsplit",
                                      padded, decode ? "decode" : "prefill", threshold));
+  else if (o.dbo_enabled() && !split)
+    plan.notes.push_back("DBO on, but a DP rank's own tokens are below its threshold: every rank runs unsplit (vLLM "
+                         "micro-batches only when all DP ranks agree)");
   const int nub = split ? o.num_ubatches() : 1;
   if (nub > 2)
     throw InputError(sc.file, 0, 0, "overlap.ubatch_size",

@@ -35,6 +35,9 @@ models::CommSetup comm_setup(const Scenario& sc, int comm_sms);
 struct PlanOptions {
   std::string schedule;         ///< a registry name; empty: serial, async_combine or dbo from the overlap config
   int max_tokens_across_dp = 0; ///< DP padding target; 0: identical ranks (this rank's tokens)
+  /** vLLM micro-batches a step only when every DP rank wants to (vllm/v1/worker/dp_utils.py: all ranks' own,
+   *  unpadded tokens reach their DBO threshold; an idle rank's dummy batch has 1): false when some rank does not. */
+  bool dp_ranks_agree_ubatch = true;
 };
 
 /** @brief Builds the plan; InputError (naming the scenario file and key) for what the engine cannot run. */

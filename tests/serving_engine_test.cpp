@@ -58,6 +58,22 @@ TEST_CASE("serving::EngineOracle: at concurrency 1 the ITL is the engine's batch
   CHECK(t.step_us > 1000); // a 61-layer step is milliseconds, not a placeholder
 }
 
+TEST_CASE("serving::EngineOracle: a step whose DP ranks do not all reach the DBO threshold runs unsplit", "[quick]")
+{
+  test::TempDir dir;
+  const Scenario s = load_scenario(dir.write("s.yaml", serving_yaml));
+  EngineOracle oracle(s, 2);
+  StepKey key{models::Phase::decode, 64, 64, 512};
+  const StepTime split = oracle.simulate({key}).at(0);
+  key.dp_unsplit       = true;
+  const StepTime whole = oracle.simulate({key}).at(0);
+  CHECK(split.ubatches == 2); // 64 tokens reach the decode threshold (32)
+  CHECK(whole.ubatches == 1); // another rank below it: vLLM micro-batches no rank
+  CHECK(whole.step_us != split.step_us);
+  CHECK(oracle.rank_work(key).attention_us !=
+        oracle.rank_work(StepKey{models::Phase::decode, 64, 64, 512}).attention_us);
+}
+
 TEST_CASE("serving::KvCapacity: MLA stores one latent per token and layer, weights and activations come off HBM",
           "[quick]")
 {

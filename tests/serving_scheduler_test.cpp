@@ -264,3 +264,28 @@ TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the s
   const ServingResult sync     = run(p, fixed_requests(1, 100, 5), 1, o);
   CHECK(sync.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key) + 5000).epsilon(1e-12));
 }
+
+TEST_CASE("serving::ServingSim: DBO splits a step only when every DP rank reaches its own threshold", "[quick]")
+{
+  ClosedFormOracle o;
+  ServingParams p         = small_params(2);
+  p.dbo                   = true;
+  p.dbo_decode_threshold  = 32;
+  p.dbo_prefill_threshold = 512;
+  // One 2048-token prompt: rank 0 prefills it, rank 1 runs vLLM's 1-token dummy decode batch and vetoes the split.
+  const ServingResult alone = run(p, fixed_requests(1, 2048, 2), 0, o);
+  REQUIRE_FALSE(alone.steps.empty());
+  CHECK(alone.steps[0].exact.phase == models::Phase::prefill);
+  CHECK(alone.steps[0].exact.dp_unsplit);
+  CHECK(alone.steps[0].bucketed.dp_unsplit);
+  // Two, one per rank (round-robin): both reach the prefill threshold.
+  const ServingResult both = run(p, fixed_requests(2, 2048, 2), 0, o);
+  CHECK_FALSE(both.steps[0].exact.dp_unsplit);
+  // One 300-token prompt: the step is below the threshold anyway, so the key stays the plain one.
+  const ServingResult small = run(p, fixed_requests(1, 300, 2), 0, o);
+  CHECK_FALSE(small.steps[0].exact.dp_unsplit);
+  // Without DBO there is nothing to veto.
+  p.dbo                     = false;
+  const ServingResult nodbo = run(p, fixed_requests(1, 2048, 2), 0, o);
+  CHECK_FALSE(nodbo.steps[0].exact.dp_unsplit);
+}

@@ -289,3 +289,13 @@ TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and
   s.overlap.enable_dbo   = false;
   CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("ubatch_size"));
 }
+
+TEST_CASE("sim::StepPlanBuilder: no split when another DP rank does not reach its DBO threshold", "[quick]")
+{
+  PlanOptions opt;
+  opt.dp_ranks_agree_ubatch = false; // vLLM's coordinate_batch_across_dp: all DP ranks micro-batch or none
+  const StepPlan p          = build_step_plan(scenario(64), linear_costs(132), opt);
+  CHECK(p.num_ubatches() == 1);
+  CHECK(has_note(p, "every rank runs unsplit"));
+  CHECK(build_step_plan(scenario(64), linear_costs(132)).num_ubatches() == 2);
+}
