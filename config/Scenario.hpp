@@ -46,6 +46,12 @@ struct OverlapConfig {
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
   /** @brief vLLM's num_ubatches: 2 under enable_dbo, else ubatch_size (1 when DBO is off). */
   int num_ubatches() const { return enable_dbo ? 2 : (ubatch_size > 1 ? ubatch_size : 1); }
+  /** @brief The tokens a batch needs to be split (vLLM's check_ubatch_thresholds): a uniform decode batch the decode
+   *  threshold, any other the prefill one. */
+  int dbo_token_threshold(bool uniform_decode) const
+  {
+    return uniform_decode ? dbo_decode_token_threshold : dbo_prefill_token_threshold;
+  }
 };
 
 struct ExecutionConfig {

@@ -188,8 +188,10 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
               fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
                           w.tokens_per_rank, q - 1),
               fmt::format("a multiple of {}", q));
+  // Fewest prefill requests that hold the tokens: no request computes more than its context_len-token prompt.
+  const int min_prefill_batch = (w.tokens_per_rank + w.context_len - 1) / w.context_len;
   if (w.batch == 0)
-    w.batch = decode ? w.tokens_per_rank / q : (w.tokens_per_rank + w.context_len - 1) / w.context_len;
+    w.batch = decode ? w.tokens_per_rank / q : min_prefill_batch;
   if (decode && long(w.batch) * q > w.tokens_per_rank)
     at("workload")
         .fail("batch",
@@ -204,13 +206,13 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
               fmt::format("1..{}", w.tokens_per_rank));
   // A prefill request computes tokens_per_rank / batch tokens of its context_len-token prompt (the rest is in the
   // KV cache already: a prefix-cache hit or earlier chunks); it cannot compute more than its prompt.
-  if (w.phase == models::Phase::prefill && double(w.tokens_per_rank) / w.batch > w.context_len)
+  if (w.phase == models::Phase::prefill && w.batch < min_prefill_batch)
     at("workload")
         .fail("batch",
               fmt::format("{} prefill requests of {} tokens each cannot hold {} new tokens ({:.4g} per request)",
                           w.batch, w.context_len, w.tokens_per_rank, double(w.tokens_per_rank) / w.batch),
-              fmt::format("{}..{} at context_len {} (or a longer context_len)",
-                          (w.tokens_per_rank + w.context_len - 1) / w.context_len, w.tokens_per_rank, w.context_len));
+              fmt::format("{}..{} at context_len {} (or a longer context_len)", min_prefill_batch, w.tokens_per_rank,
+                          w.context_len));
 }
 /** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);
  *  removing one that a step reads would share shapes that differ. */

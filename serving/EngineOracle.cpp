@@ -45,12 +45,18 @@ Scenario at_key(const Scenario& s, const StepKey& key)
   return v;
 }
 
-sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
+/** The plan options a step shape carries: the DP padding target and whether the DP ranks agreed to split. */
+sim::PlanOptions plan_options(const StepKey& key)
 {
   sim::PlanOptions popt;
   popt.max_tokens_across_dp  = key.tokens;
   popt.dp_ranks_agree_ubatch = !key.dp_unsplit;
-  return sim::build_step_plan(v, sim::model_cost_source(v), popt);
+  return popt;
+}
+
+sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
+{
+  return sim::build_step_plan(v, sim::model_cost_source(v), plan_options(key));
 }
 
 /** rank_work_here of `v`, already at `key`. */
@@ -72,11 +78,8 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
                                          models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
     return lc;
   };
-  sim::PlanOptions popt;
-  popt.max_tokens_across_dp  = key.tokens;
-  popt.dp_ranks_agree_ubatch = !key.dp_unsplit;
-  const sim::StepPlan plan   = sim::build_step_plan(v, costs, popt);
-  const bool partition       = plan.gpu.comm_sms > 0;
+  const sim::StepPlan plan = sim::build_step_plan(v, costs, plan_options(key));
+  const bool partition     = plan.gpu.comm_sms > 0;
   RankWork w;
   const int moe_layers   = plan.num_layers - plan.first_k_dense;
   const int dense_layers = plan.first_k_dense;

@@ -88,11 +88,10 @@ RankStep RankScheduler::schedule()
     LiveRequest* r = waiting_.front();
     // Prefix caching (vLLM's KV cache manager): a request admitted from nothing starts past the rank's cached
     // prefix blocks, short of its last prompt token (always computed: the step samples from it).
-    const bool fresh      = cfg_.enable_prefix_caching && r->computed == 0;
-    const long hit_blocks = fresh ? std::min({prefix_blocks_, long(r->req->prefix_len / cfg_.block_size),
-                                              long((r->num_tokens() - 1) / cfg_.block_size)})
-                                  : 0;
-    const int hit_tokens  = static_cast<int>(hit_blocks * cfg_.block_size);
+    const bool fresh = cfg_.enable_prefix_caching && r->computed == 0;
+    const long hit_blocks =
+        fresh ? std::min({prefix_blocks_, prefix_whole_blocks(r), long((r->num_tokens() - 1) / cfg_.block_size)}) : 0;
+    const int hit_tokens = static_cast<int>(hit_blocks * cfg_.block_size);
     r->computed += hit_tokens;
     r->shared_blocks = hit_blocks;
     const int wanted = r->num_tokens() - r->computed;
@@ -124,7 +123,7 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
     const int accepted = drafts > 0 ? accepted_drafts(spec_, seed_, r->req->id, r->generated, drafts) : 0;
     r->computed += drafts > 0 ? 1 + accepted : step.num_new[k];
     // The first request to compute the shared prefix's whole blocks leaves them in the rank's cache for good.
-    const long prefix_whole = r->req->prefix_len / cfg_.block_size;
+    const long prefix_whole = prefix_whole_blocks(r);
     if (cfg_.enable_prefix_caching && prefix_blocks_ == 0 && prefix_whole > 0 && r->shared_blocks == 0 &&
         r->computed >= prefix_whole * cfg_.block_size) {
       r->blocks -= prefix_whole;

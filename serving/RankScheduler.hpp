@@ -92,6 +92,8 @@ private:
   bool allocate(LiveRequest* r, int num_new);
   void release(LiveRequest* r);
   long blocks_for(long tokens) const { return (tokens + cfg_.block_size - 1) / cfg_.block_size; }
+  /** The whole blocks of the shared prefix that r's prompt starts with (what the rank can cache of it). */
+  long prefix_whole_blocks(const LiveRequest* r) const { return r->req->prefix_len / cfg_.block_size; }
 
   const SchedulerConfig& cfg_;
   std::deque<LiveRequest*> waiting_;

@@ -30,9 +30,7 @@ ServingParams serving_params(const Scenario& s, const KvCapacity& kv)
   p.kv_transfer_latency_s       = s.hw.nic_latency_us * 1e-6;
   p.graph_decode                = s.execution.cuda_graph == CudaGraphMode::full && !s.execution.host_sync_after_comm;
   p.speculative                 = s.speculative;
-  p.dbo                         = s.overlap.dbo_enabled();
-  p.dbo_decode_threshold        = s.overlap.dbo_decode_token_threshold;
-  p.dbo_prefill_threshold       = s.overlap.dbo_prefill_token_threshold;
+  p.overlap                     = s.overlap;
   p.seed                        = s.seed;
   p.buckets.context_per_octave  = s.serving.context_buckets_per_octave;
   p.buckets.token_per_octave    = s.serving.token_buckets_per_octave;
@@ -199,14 +197,11 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
   // vLLM micro-batches a step only when every DP rank wants to: each rank's own tokens against the threshold of its
   // own batch kind (a uniform decode batch: the decode threshold; an idle rank runs a 1-token dummy decode batch).
   // Set only where it changes the step (the padded tokens reach the step's threshold), so equal plans share a key.
-  const int step_threshold = phase == models::Phase::decode ? p_.dbo_decode_threshold : p_.dbo_prefill_threshold;
-  bool dp_unsplit          = false;
-  if (p_.dbo && padded >= step_threshold)
-    for (const RankStep& st : steps) {
-      const bool uniform_decode = st.scheduled.empty() || st.all_decode;
-      const int own             = std::max(1, st.tokens);
-      dp_unsplit = dp_unsplit || own < (uniform_decode ? p_.dbo_decode_threshold : p_.dbo_prefill_threshold);
-    }
+  bool dp_unsplit = false;
+  if (p_.overlap.dbo_enabled() && padded >= p_.overlap.dbo_token_threshold(phase == models::Phase::decode))
+    for (const RankStep& st : steps)
+      dp_unsplit =
+          dp_unsplit || std::max(1, st.tokens) < p_.overlap.dbo_token_threshold(st.scheduled.empty() || st.all_decode);
   // Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
   // request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest).
   auto key_of = [&](const RankStep& st) {

@@ -52,11 +52,9 @@ struct ServingParams {
   double kv_transfer_bytes_per_s     = 0;     ///< the NIC, per GPU
   double kv_transfer_latency_s       = 0;
   bool graph_decode                  = true; ///< uniform decode steps replay full CUDA graphs (padded to capture sizes)
-  bool dbo                           = false; ///< DBO on (overlap.enable_dbo or ubatch_size > 1)
-  int dbo_decode_threshold           = 0;     ///< overlap.dbo_decode_token_threshold
-  int dbo_prefill_threshold          = 0;     ///< overlap.dbo_prefill_token_threshold
-  models::SpecDecodeSpec speculative;         ///< decoding requests run 1 + k tokens; acceptance drawn per draft
-  std::uint64_t seed = 0;                     ///< the scenario's seed (acceptance draws)
+  OverlapConfig overlap;                     ///< the scenario's: whether and when DBO splits a step
+  models::SpecDecodeSpec speculative;        ///< decoding requests run 1 + k tokens; acceptance drawn per draft
+  std::uint64_t seed = 0;                    ///< the scenario's seed (acceptance draws)
   Buckets buckets;
   int max_guess_passes = 6;
   std::string file     = "scenario"; ///< the scenario file, for errors

@@ -100,7 +100,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
   const int padded    = std::max(w.tokens_per_rank, opt.max_tokens_across_dp);
   const bool decode   = w.phase == Phase::decode;
   plan.prefill        = !decode;
-  const int threshold = decode ? o.dbo_decode_token_threshold : o.dbo_prefill_token_threshold;
+  const int threshold = o.dbo_token_threshold(decode);
   const bool split    = o.dbo_enabled() && padded >= threshold && opt.dp_ranks_agree_ubatch;
   if (o.dbo_enabled() && padded < threshold)
     plan.notes.push_back(fmt::format("DBO on, but {} tokens are below the {} threshold {}: the step runs unsplit",

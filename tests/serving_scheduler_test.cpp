@@ -268,10 +268,10 @@ TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the s
 TEST_CASE("serving::ServingSim: DBO splits a step only when every DP rank reaches its own threshold", "[quick]")
 {
   ClosedFormOracle o;
-  ServingParams p         = small_params(2);
-  p.dbo                   = true;
-  p.dbo_decode_threshold  = 32;
-  p.dbo_prefill_threshold = 512;
+  ServingParams p                       = small_params(2);
+  p.overlap.enable_dbo                  = true;
+  p.overlap.dbo_decode_token_threshold  = 32;
+  p.overlap.dbo_prefill_token_threshold = 512;
   // One 2048-token prompt: rank 0 prefills it, rank 1 runs vLLM's 1-token dummy decode batch and vetoes the split.
   const ServingResult alone = run(p, fixed_requests(1, 2048, 2), 0, o);
   REQUIRE_FALSE(alone.steps.empty());
@@ -285,7 +285,7 @@ TEST_CASE("serving::ServingSim: DBO splits a step only when every DP rank reache
   const ServingResult small = run(p, fixed_requests(1, 300, 2), 0, o);
   CHECK_FALSE(small.steps[0].exact.dp_unsplit);
   // Without DBO there is nothing to veto.
-  p.dbo                     = false;
+  p.overlap.enable_dbo      = false;
   const ServingResult nodbo = run(p, fixed_requests(1, 2048, 2), 0, o);
   CHECK_FALSE(nodbo.steps[0].exact.dp_unsplit);
 }
