@@ -48,7 +48,7 @@ std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axe
   node.remove("sweep");
   for (std::size_t a = 0; a < axes.size(); ++a)
     for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
-      set_sweep_key(node, axes[a].keys[k], axes[a].values[idx[a]][k]);
+      set_sweep_key(node, axes[a].keys[k], axes[a].values[idx[a]][k], axes[a].origin);
   absolutize_paths(node, scenario_dir.string());
   YAML::Emitter out;
   out << node;
@@ -152,7 +152,7 @@ std::string check_point(const std::string& file, const std::string& scenario, co
       for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
         label +=
             fmt::format("{}{}={}", label.empty() ? "" : ", ", axes[a].keys[k], scalar_text(axes[a].values[idx[a]][k]));
-    throw InputError(scenario, axes[axis].line, axes[axis].col, "sweep",
+    throw InputError(scenario, axes[axis].origin.line, axes[axis].origin.col, "sweep",
                      fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
   }
 }

@@ -1,5 +1,7 @@
 #include "config/SweepAxes.hpp"
 
+#include "config/InputError.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,19 +52,12 @@ std::vector<SweepAxis> parse_sweep_axes(YamlMap& root, const std::string& leaf)
   for (const auto& kv : node) {
     const std::string joined = kv.first.as<std::string>(); // a scalar: YamlMap checked
     SweepAxis a;
-    a.line = kv.first.Mark().line + 1;
-    a.col  = kv.first.Mark().column + 1;
-    a.keys = split_keys(axes, joined);
-    for (const std::string& key : a.keys) {
-      const auto dot = key.find('.');
-      if (dot == std::string::npos)
-        continue;
-      const YAML::Node section = root.node()[key.substr(0, dot)];
-      if (section && !section.IsMap() && !section.IsNull())
-        axes.fail(joined, fmt::format("'{}' is not a section of the file", key.substr(0, dot)),
-                  "a dotted key into a mapping: parallel.ep");
-    }
+    a.origin = KeyOrigin{root.file(), kv.first.Mark().line + 1, kv.first.Mark().column + 1, axes.prefix()};
+    a.keys   = split_keys(axes, joined);
     const YAML::Node values = axes.raw(joined);
+    for (const std::string& key : a.keys) // located at the values, as the other checks of an axis
+      check_dotted_key(root.node(), key,
+                       KeyOrigin{root.file(), values.Mark().line + 1, values.Mark().column + 1, axes.prefix()});
     if (!values.IsSequence() || values.size() == 0)
       axes.fail(joined, "a sweep axis needs a non-empty list of values", "[v1, v2, ...]");
     const std::size_t width = a.keys.size();
@@ -111,13 +106,84 @@ std::vector<std::vector<std::size_t>> sweep_point_indices(const std::vector<Swee
   return idx;
 }
 
-void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value)
+namespace {
+
+/** "a.b.c" -> {"a", "b", "c"}; an empty part is an error at `at`. */
+std::string shown(const std::string& key, const KeyOrigin& at)
 {
-  const auto dot = key.find('.');
-  if (dot == std::string::npos)
+  return at.prefix.empty() ? key : at.prefix + "." + key;
+}
+
+std::vector<std::string> dotted_parts(const std::string& key, const KeyOrigin& at)
+{
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (parts.back().empty())
+      throw InputError(at.file, at.line, at.col, shown(key, at), "an empty part in a dotted key",
+                       "section.key, e.g. workload.tokens_per_rank");
+    if (dot == std::string::npos)
+      return parts;
+    start = dot + 1;
+  }
+}
+
+std::string node_kind(const YAML::Node& n)
+{
+  if (n.IsScalar())
+    return fmt::format("the value '{}'", n.Scalar());
+  return n.IsSequence() ? "a list" : "not a mapping";
+}
+
+/** The error for a path node that is not a mapping: `where` ("workload") holds a plain value or a list. */
+[[noreturn]] void not_a_section(const std::string& key, const std::string& where, const YAML::Node& found,
+                                const KeyOrigin& at)
+{
+  std::string message = fmt::format("'{}' holds {}", where, node_kind(found));
+  if (found.Mark().line >= 0)
+    message += fmt::format(" (line {})", found.Mark().line + 1);
+  throw InputError(at.file, at.line, at.col, shown(key, at), message + ", so a dotted key cannot descend into it",
+                   "a dotted key into mappings only: " + where + " must be a mapping of keys to values");
+}
+
+/** True where a dotted key may descend into `n`: absent, empty (`section:` with no value) or a mapping. */
+bool is_section(const YAML::Node& n) { return !n.IsDefined() || n.IsNull() || n.IsMap(); }
+
+} // namespace
+
+void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyOrigin& at)
+{
+  const std::vector<std::string> parts = dotted_parts(key, at);
+  if (!is_section(node))
+    not_a_section(key, "the file's top level", node, at);
+  YAML::Node cur = node; // a const walk: operator[] on a const node adds nothing
+  std::string where;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    where += (i ? "." : "") + parts[i];
+    const YAML::Node next = static_cast<const YAML::Node&>(cur)[parts[i]];
+    if (!next.IsDefined())
+      return; // the rest of the path is created
+    if (!is_section(next))
+      not_a_section(key, where, next, at);
+    cur.reset(next);
+  }
+}
+
+void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value, const KeyOrigin& at)
+{
+  check_dotted_key(node, key, at);
+  const std::vector<std::string> parts = dotted_parts(key, at);
+  if (parts.size() == 1) {
     node[key] = YAML::Clone(value);
-  else
-    node[key.substr(0, dot)][key.substr(dot + 1)] = YAML::Clone(value);
+    return;
+  }
+  // Indexed on `node` itself first: a copy of a default-constructed node would not share its (not yet made) tree.
+  YAML::Node cur = node[parts.front()];
+  for (std::size_t i = 1; i + 1 < parts.size(); ++i)
+    cur.reset(cur[parts[i]]);
+  cur[parts.back()] = YAML::Clone(value);
 }
 
 void absolutize_paths(YAML::Node node, const std::string& dir)
@@ -138,10 +204,13 @@ YAML::Node absolutized(const std::string& key, const YAML::Node& value, const st
     return value;
   // The one table of path keys is absolutize_paths: apply it to a scenario holding just this key.
   YAML::Node holder;
-  set_sweep_key(holder, key, value);
+  set_sweep_key(holder, key, value, KeyOrigin{});
   absolutize_paths(holder, dir);
-  const auto dot = key.find('.');
-  return dot == std::string::npos ? holder[key] : holder[key.substr(0, dot)][key.substr(dot + 1)];
+  const std::vector<std::string> parts = dotted_parts(key, KeyOrigin{});
+  YAML::Node cur                       = holder[parts.front()];
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    cur.reset(cur[parts[i]]);
+  return cur;
 }
 
 } // namespace dbosim

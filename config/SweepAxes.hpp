@@ -9,11 +9,19 @@
 
 namespace dbosim {
 
+/** @brief Where a dotted key is written, for the errors below: its file, 1-based line and column, and the dotted path
+ *  of the mapping that holds it ("sweep", "set"; the error names `prefix.key`). */
+struct KeyOrigin {
+  std::string file;
+  int line = 0, col = 0;
+  std::string prefix;
+};
+
 /** @brief One axis of a sweep. */
 struct SweepAxis {
   std::vector<std::string> keys;               ///< "parallel.ep", or zipped keys {"parallel.ep", "parallel.dp"}
   std::vector<std::vector<YAML::Node>> values; ///< per value: one node per key
-  int line = 0, col = 0;                       ///< where the axis is in the file (1-based)
+  KeyOrigin origin;                            ///< where the axis is in the file: its key (1-based), under "sweep"
 };
 
 /** @brief The most points a sweep may have: each point is a whole simulation (a serving one in a plan) and a folder of
@@ -29,8 +37,14 @@ std::vector<SweepAxis> parse_sweep_axes(YamlMap& root, const std::string& leaf);
 /** @brief The value index on each axis of every point, first axis slowest. */
 std::vector<std::vector<std::size_t>> sweep_point_indices(const std::vector<SweepAxis>& axes);
 
-/** @brief Sets `key` ("section.leaf" or "leaf") of `node` to a copy of `value`. */
-void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value);
+/** @brief Checks that the dotted `key` ("section.leaf", "a.b.c" or "leaf") can be set in `node`: every part is
+ *  non-empty and every node on its path that exists is a mapping (or empty). @throws InputError at `at` naming the key
+ *  and what was found, never a yaml-cpp exception. */
+void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyOrigin& at);
+
+/** @brief Sets the dotted `key` of `node` to a copy of `value`, descending only into mappings (missing or empty
+ *  sections are created). @throws InputError as check_dotted_key. */
+void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value, const KeyOrigin& at);
 
 /** @brief Makes model:, hardware:, workload.trace, cluster.network and cluster.routing_histogram paths of `node`
  * absolute, relative to `dir` (a point file lives elsewhere than the file it came from). */

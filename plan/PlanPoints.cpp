@@ -57,7 +57,7 @@ std::string point_yaml(const PlanSpec& spec, const PlanPoint& point)
 {
   YAML::Node node = YAML::Clone(spec.base);
   for (std::size_t k = 0; k < point.keys.size(); ++k)
-    set_sweep_key(node, point.keys[k], point.nodes[k]);
+    set_sweep_key(node, point.keys[k], point.nodes[k], KeyOrigin{spec.file, 0, 0, "sweep"}); // checked by load_plan
   return emit(node);
 }
 

@@ -129,7 +129,7 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
         for (const std::string& k : a.keys)
           if (k == e.key() || k.substr(k.find('.') + 1) == e.key())
             axis = &a;
-      throw InputError(path, axis->line, axis->col, "sweep",
+      throw InputError(path, axis->origin.line, axis->origin.col, "sweep",
                        fmt::format("point {} ({}) is not a valid scenario: {}", p.index, p.label(), what));
     }
   }

@@ -15,11 +15,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 using namespace dbosim::validate;
 using dbosim::test::run_shell;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -144,6 +146,23 @@ TEST_CASE("validate e2e: bad case files are located input errors", "[quick]")
     CHECK(rc == 2);
     CHECK(out.find("e2e_bad.yaml:2:") != std::string::npos);
   }
+}
+
+TEST_CASE("validate e2e: a dotted set: key through a plain value is exit 2 at the key (fuzz regression)", "[quick]")
+{
+  // fuzz/regressions/validate_e2e: the scenario's `workload` is a plain value, the case sets workload.tokens_per_rank.
+  const std::string input = src + "/fuzz/regressions/validate_e2e/set_key_into_scalar_section.yaml";
+  dbosim::test::TempDir dir;
+  fs::copy_file(input, dir.path() + "/e2e_regression.yaml");
+  int rc = 0;
+  const std::string out =
+      run_shell(bin + " validate --no-testbed --cases " + dir.path() + " --out " + dir.path() + "/out 2>&1", &rc);
+  INFO(out);
+  CHECK(rc == 2);
+  CHECK(out.find("e2e_regression.yaml:13:") != std::string::npos); // the line of the set: key
+  CHECK(out.find("cases[0].set.workload.tokens_per_rank: 'workload' holds the value '128'") != std::string::npos);
+  CHECK(out.find("a dotted key cannot descend into it") != std::string::npos);
+  CHECK(out.find("BadSubscript") == std::string::npos);
 }
 
 TEST_CASE("validate e2e: predictions are what `dbosim run` gives, and the group is gated", "[quick]")

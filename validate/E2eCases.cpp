@@ -104,7 +104,8 @@ void apply_keys(YamlMap& m, const std::string& key, YAML::Node& node)
   for (const auto& kv : o) {
     if (!kv.first.IsScalar() || kv.first.as<std::string>().empty())
       m.fail_at(kv.first, key, "a key must be a dotted scenario key", "workload.tokens_per_rank, ...");
-    set_sweep_key(node, kv.first.as<std::string>(), kv.second);
+    set_sweep_key(node, kv.first.as<std::string>(), kv.second,
+                  KeyOrigin{m.file(), kv.first.Mark().line + 1, kv.first.Mark().column + 1, m.path(key)});
   }
 }
 
