@@ -1,7 +1,7 @@
 /* dbosim — a cluster step end to end, as `dbosim run` does it: plan (routing, per-rank costs), the exact max-plus
  * replay of every rank, metrics, the representative rank's summary, and trace.json streamed to a temporary file. The
- * default scenario is issue 18's step: DeepSeek-V3 DBO decode on 1,024 GB200s, Zipf routing with EPLB, every rank drawn
- * (scenarios/dsv3_decode_ep1024_gb200_zipf_eplb.yaml; DBOSIM_BENCH_SCENARIO=path for another).
+ * default scenario is the largest shipped step: DeepSeek-V3 DBO decode on 1,024 GB200s, Zipf routing with EPLB, every
+ * rank drawn (scenarios/dsv3_decode_ep1024_gb200_zipf_eplb.yaml; DBOSIM_BENCH_SCENARIO=path for another).
  *
  *   build/bench/cluster_step_bench                                      # the default trace (--trace auto)
  *   build/bench/cluster_step_bench --benchmark_filter=BM_cluster_step_trace_all

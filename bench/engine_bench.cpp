@@ -73,7 +73,7 @@ void replay_steps(benchmark::State& state, const std::string& schedule, int ubat
     Timeline tl                              = engine.run(steps);
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
     state.SetIterationTime(wall.count() / steps);
-    // CPU time too: on a shared 2-core machine the wall time also measures the neighbours.
+    // CPU time too: on a shared machine the wall time also measures the neighbours.
     state.counters["cpu_ms_per_step"] = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / steps;
     simulated_us                      = tl.step_time();
   }

@@ -130,7 +130,7 @@ struct Derivation {
   const HwProfile& parent;
   const HwProfile& child;
   std::string parent_file;
-  std::string what; ///< "h200 (measured 2026-11-29 on NVIDIA H200)"
+  std::string what; ///< "h200 (measured YYYY-MM-DD on NVIDIA H200)"
   std::string hbm_note;
 };
 

@@ -47,7 +47,7 @@ std::vector<int> sm_table_sms(int sm_count);
  *  of the other points timed a partition right after its full-GPU point, at a clock the full GPU had just pulled down.
  *  `rest_ms` (sm_table_rest_ms; not yet run on a GPU) idles the GPU that long before a short burst of repeats (about
  *  15 ms, cold L2): the clock regime of the overlap testbed, which idles 20 ms behind its gate before each step. None
- *  of them: the cold-L2 timing (the tables before 2026-12-02). */
+ *  of them: the cold-L2 timing (the timing of the tables of calibration runs 1-3, docs/calibration-runs.md). */
 constexpr int sm_table_settle_ms = 100;
 constexpr int sm_table_rest_ms   = 30;
 

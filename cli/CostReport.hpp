@@ -20,7 +20,7 @@ struct CostReport {
 /** @brief Costs of one step of `s` on one rank. */
 CostReport build_cost_report(const Scenario& s);
 
-/** @brief "profile: h200 measured 2026-11-29 (NVIDIA H200)" */
+/** @brief "profile: h200 measured YYYY-MM-DD (NVIDIA H200)": the profile's name, kind, date and GPU. */
 std::string profile_line(const models::HwProfile& hw);
 
 /** @brief The printed table (µs, GFLOP, MB, bound, method per op). */

@@ -1,6 +1,12 @@
-/* dbosim sweep: every point of the `sweep:` section runs as `dbosim run` in its own process (SimGrid allows one
- * simulation per process), at most -j at once, with a progress line on stderr when it is a terminal
- * (cli/Progress.hpp); the rows are merged in point order, so sweep.csv is byte-identical whatever -j. */
+/* dbosim sweep: writes every point of the `sweep:` section as points/NNNN/scenario.yaml and checks each against the
+ * parameter table before any runs (a bad value is exit 2 at its sweep line). Under --engine auto or replay (auto is
+ * the default) -j worker processes each run a list of points in-process, as `dbosim run` would but without a trace;
+ * points with the same step fingerprint go to one worker, one after the other, so that they share their simulated
+ * step shapes, and a SimGrid point runs in a child of its worker (one simulation per process). Under --engine simgrid,
+ * and for any point a dead worker left, each point is `dbosim run` in its own process, at most -j at once. --resume
+ * keeps the points an earlier run finished; SIGINT/SIGTERM stop the workers and points, which are waited for (exit
+ * 128 + signal). A progress line goes to stderr when it is a terminal (cli/Progress.hpp); the rows are merged in
+ * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. */
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 

@@ -1,4 +1,4 @@
-/* dbosim — the scenario keys of the cluster section (issue 5): network facts, fat-tree oversubscription, expert
+/* dbosim — the scenario keys of the cluster section: network facts, fat-tree oversubscription, expert
  * routing and placement. Declared with config/ParamHelpers. */
 #include "config/ParamHelpers.hpp"
 #include "config/RoutingHistogram.hpp"

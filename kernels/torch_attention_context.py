@@ -8,7 +8,7 @@ launch), median of 7 launches after 2 warm-ups. Every point, self-attention (con
 through the same mask on the flash backend and on cuDNN, so that a chunk and the self-attention it is compared with
 come from one kernel. Writes one JSON line per (shape, point, backend):
   {"heads", "head_dim", "tokens", "context", "us", "backend"}
-tests/data/calib/h200_attention_context.jsonl came from this script (2026-12-02, H200, torch 2.11.0+cu130);
+tests/data/calib/h200_attention_context.jsonl came from this script (H200, torch 2.11.0+cu130);
 tests/opcost_prefill_context_test.cpp checks models/PrefillAttention's rule against it.
 
 usage: torch_attention_context.py OUT.jsonl"""

@@ -64,7 +64,8 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
     CHECK(std::string(e.what()).find("balanced, uniform, zipf, histogram") != std::string::npos);
   }
   dir.write("short.yaml", "weights: [1, 2, 3]\nsource: \"test\"\n");
-  // A histogram that does not match the model is refused by the loader (issue 20), at the scenario's key.
+  // A histogram that does not match the model is refused by the loader, at the scenario's key, not later by the
+  // routing draw.
   try {
     load_scenario(dir.write("s.yaml", scenario("nodes: 2, routing: histogram, routing_histogram: short.yaml")));
     FAIL("no InputError");

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Every tracked text file outside docs/ must stand on its own: no citation of the old out-of-tree domain notes (the
-# code cites docs/domain.md), no machine path, no folder beside the checkout. Fails listing each offending line.
+# code cites docs/domain.md), no machine path, no folder beside the checkout, and no pointer into a tracker or notes
+# kept outside the repository (an issue number, the notes of a working session, a numbered seed): a comment says
+# what the code does and why, and the history lives in commit messages. An upstream issue is cited as owner/repo#N.
+# Fails listing each offending line.
 # Skipped (exit 77) outside a git work tree. Usage: no_outside_refs.sh SOURCE_DIR
 set -u
 src=$1
@@ -10,6 +13,9 @@ patterns=(
   'DOMAIN[.]md'   # the domain notes outside the repository; cite docs/domain.md
   '/wor[k]/'      # a machine path
   '[.][.]/shared' # the folder beside the checkout
+  '(^|[^A-Za-z])[Ii]ssues? #?[0-9]+' # an issue of the project's tracker, by number
+  '[Ss]ession[ -]notes?'             # notes of a working session
+  '[Ss]eed[- ]0+[0-9]'               # a seed of the tracker, by its zero-padded number
 )
 # Files not searched: docs/ (it may name what it replaced), raw calibration records (measured output as recorded).
 # Binary files (fuzz regressions) are skipped by -I.

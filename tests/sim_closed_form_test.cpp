@@ -150,7 +150,7 @@ TEST_CASE("sim::closed form: async combine with a host ahead of the GPU still sa
 TEST_CASE("sim::closed form: async combine on a host-bound step loses its launch gaps", "[quick]")
 {
   // 100 µs per launch, 5 µs per event, 2 MoE layers of 10-40 µs ops: the GPU always waits for the host. Serial
-  // issues 12 ops and ends with C: 12*100 + 25 = 1225 µs. Async adds 6 events (MLP record, C wait+record, A0 wait,
+  // launches 12 ops and ends with C: 12*100 + 25 = 1225 µs. Async adds 6 events (MLP record, C wait+record, A0 wait,
   // MLP record, C wait) before the last op, S: 12*100 + 6*5 + 15 = 1245 µs. The overlap is gone and the events cost.
   StepPlan plan           = synthetic_plan("async_combine", 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us = 100;

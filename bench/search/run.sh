@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's three search benchmarks, timed on this machine (wall seconds and peak RSS from /usr/bin/time):
+# The three search benchmarks (docs/results.md, "Speed"), timed on this machine (wall seconds and peak RSS from /usr/bin/time):
 #   bench/search/run.sh [BUILD_DIR]        (default: build)
 # 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto);
 # 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 32 serving points) and a 1,024-point serving plan

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Summarises the SM-table diagnostics of 2026-12-02 (validate/testbed/diag/README.md, "Why the SM tables were too
-pessimistic"): prints the tables the README quotes and writes sm_table_diag_summary.csv beside this script.
+"""Summarises the SM-table diagnostics of one device call (validate/testbed/diag/README.md, "Why the SM tables were
+too pessimistic"): prints the tables the README quotes and writes sm_table_diag_summary.csv beside this script.
 
     python3 validate/testbed/diag/sm_table_diag.py          (from the repository root; standard library only)
 
 Inputs, all in this folder or the repository: sm_table_diag.jsonl (dbosim-smtable-diag), sm_table_testbed_rerun/
 (the overlap testbed in the same device call), sm_table_cold_rerun.jsonl (the sm_table family with the cold-L2 timing
-in the same call), tests/data/calib/h200_raw.jsonl (run 3: cold L2, 2026-11-29; run 7: settled, the same call),
+in the same call), tests/data/calib/h200_raw.jsonl (run 3: cold L2, an earlier call; run 7: settled, the same call),
 sm_table_device_nvidia_smi.csv (nvidia-smi every 100 ms over the whole call)."""
 import collections
 import csv
