@@ -69,12 +69,13 @@ int external_testbed(const ValidateOptions& o)
   std::vector<std::string> names;
   for (const auto& op : t.ops)
     names.push_back(op.name);
-  const validate::OpRecording rec           = validate::load_op_recording(o.recording, names);
+  const validate::OpRecording rec           = validate::load_rank_recordings(o.recording, t.world_size, names);
   const models::HwProfile hw                = load_hw_profile(t.profile);
   const validate::ExternalPrediction p      = validate::predict_external(t, hw);
   const std::vector<validate::CaseResult> r = validate::compare_external(
       t, p, rec, o.makespan_tolerance_pct,
-      fmt::format("{}, median of {} repeats", std::filesystem::path(o.recording).filename().string(), rec.reps));
+      fmt::format("{}, median of {} repeats{}", std::filesystem::path(o.recording).filename().string(), rec.reps,
+                  rec.ranks > 1 ? fmt::format(" (slowest of {} ranks)", rec.ranks) : ""));
   prepare_out_dir(o.out_dir);
   fmt::print("{}", validate::format_results(r));
   if (rec.ignored_events > 0)
@@ -114,7 +115,9 @@ CLI::App* add_validate_command(CLI::App& app)
   CLI::Option* ops = v->add_option("--testbed-ops", o.testbed_ops,
                                    "An external testbed's op list (validate/README.md, \"External testbeds\"): "
                                    "predict it and compare with --recording, then exit");
-  v->add_option("--recording", o.recording, "With --testbed-ops: the measured run (.json Chrome trace or .csv)")
+  v->add_option("--recording", o.recording,
+                "With --testbed-ops: the measured run (.json Chrome trace or .csv); for an op list of world_size > 1 "
+                "each rank's file, the path holding {rank}")
       ->needs(ops);
   ops->needs("--recording");
   v->add_option("--import-trace", o.import_trace,

@@ -21,9 +21,37 @@ double factor(const models::HwProfile& hw, const std::string& key)
   return it == hw.interference.end() ? 1.0 : it->second;
 }
 
+/* One rank's all-to-all. Alone (one participant) it is a device-local copy: the bytes sent are read and the bytes
+ * received written at the profile's HBM bandwidth. Among n ranks of one NVLink domain every rank is assumed to do the
+ * same (the list is SPMD): the (n-1)/n share of the larger direction crosses NVLink at the profile's per-GPU
+ * bandwidth after its latency, the 1/n share to itself is a local copy; no congestion, skew or straggler (the cluster
+ * engine's), so every rank's program replays alike. */
+sim::OpSpec price_all_to_all(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw)
+{
+  const TestbedKernel& k = op.kernel;
+  const double n         = static_cast<double>(k.ranks.size());
+  if (hw.hbm_bytes_per_s <= 0)
+    throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no HBM bandwidth (hbm_bytes_per_s)");
+  double us = (k.bytes + k.recv_bytes) / n / hw.hbm_bytes_per_s * 1e6;
+  if (k.ranks.size() > 1) {
+    if (hw.nvlink_bytes_per_s <= 0)
+      throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no NVLink bandwidth");
+    if (hw.nvlink_domain_size > 0 && static_cast<int>(k.ranks.size()) > hw.nvlink_domain_size)
+      throw InputError(t.file, op.line, 0, "ranks",
+                       fmt::format("{} ranks span more than one NVLink domain of profile {} ({} GPUs): scale-out "
+                                   "all-to-all is not priced here",
+                                   k.ranks.size(), hw.name, hw.nvlink_domain_size),
+                       fmt::format("<= {} ranks", hw.nvlink_domain_size));
+    us += hw.nvlink_latency_us + std::max(k.bytes, k.recv_bytes) * (n - 1) / n / hw.nvlink_bytes_per_s * 1e6;
+  }
+  return sim::OpSpec{models::OpKind::D, us, us, 1};
+}
+
 sim::OpSpec price(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw, int compute_sms)
 {
   const TestbedKernel& k = op.kernel;
+  if (k.kind == TestbedKernelKind::all_to_all)
+    return price_all_to_all(t, op, hw);
   if (k.kind == TestbedKernelKind::copy) {
     if (hw.comm_kernel_bytes_per_s_by_sms.empty())
       throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no copy-kernel bandwidth curve");
@@ -44,6 +72,7 @@ sim::OpSpec price(const TestbedOps& t, const TestbedOp& op, const models::HwProf
     family = "grouped_gemm";
     break;
   case TestbedKernelKind::copy:
+  case TestbedKernelKind::all_to_all:
     break;
   }
   models::OpCost c;

@@ -22,7 +22,8 @@ namespace dbosim::validate {
 sim::StepPlan external_step_plan(const TestbedOps& t, const models::HwProfile& hw, std::vector<sim::OpSpec>& specs);
 
 /** @brief The schedule's DAG from the op list: one vertex per op in issue order, a data edge per dependency, a stream
- *  edge between consecutive ops of a stream. Copy kernels are comm ops (kind D), GEMMs compute ops (kind A0). */
+ *  edge between consecutive ops of a stream. Copy kernels and all-to-alls are comm ops (kind D), GEMMs compute ops
+ *  (kind A0). */
 sim::Schedule external_schedule(const TestbedOps& t, const std::vector<sim::OpSpec>& specs);
 
 struct ExternalPrediction {

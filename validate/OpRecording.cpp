@@ -118,12 +118,17 @@ double OpRecording::median_makespan_us() const
 {
   std::vector<double> spans;
   for (int r = 0; r < reps; ++r) {
-    double lo = 1e300, hi = -1e300;
-    for (const auto& [op, s] : spans_us) {
-      lo = std::min(lo, s[static_cast<std::size_t>(r)].first);
-      hi = std::max(hi, s[static_cast<std::size_t>(r)].second);
+    double worst = 0;
+    for (int q = 0; q < ranks; ++q) {
+      const auto i = static_cast<std::size_t>(q * reps + r);
+      double lo = 1e300, hi = -1e300;
+      for (const auto& [op, s] : spans_us) {
+        lo = std::min(lo, s[i].first);
+        hi = std::max(hi, s[i].second);
+      }
+      worst = std::max(worst, hi - lo);
     }
-    spans.push_back(hi - lo);
+    spans.push_back(worst);
   }
   return median(spans);
 }
@@ -165,6 +170,37 @@ OpRecording load_op_recording(const std::string& path, const std::vector<std::st
                        fmt::format("recorded {} times, op '{}' {} times: every op once per repeat", n, ops[0], r.reps));
   }
   return r;
+}
+
+OpRecording load_rank_recordings(const std::string& pattern, int world_size, const std::vector<std::string>& ops)
+{
+  const std::string key = "{rank}";
+  const std::size_t at  = pattern.find(key);
+  if (at == std::string::npos) {
+    if (world_size > 1)
+      throw InputError(pattern, 0, 0, "recording",
+                       fmt::format("one file for an op list of world_size {}: name each rank's file with {{rank}} in "
+                                   "the path",
+                                   world_size),
+                       "a path holding {rank}");
+    return load_op_recording(pattern, ops);
+  }
+  OpRecording all;
+  for (int q = 0; q < world_size; ++q) {
+    std::string path = pattern;
+    path.replace(at, key.size(), std::to_string(q));
+    OpRecording r = load_op_recording(path, ops);
+    if (q == 0)
+      all.reps = r.reps;
+    else if (r.reps != all.reps)
+      throw InputError(path, 0, 0, ops.front(),
+                       fmt::format("rank {} recorded {} repeats, rank 0 {}: every rank the same", q, r.reps, all.reps));
+    for (auto& [op, s] : r.spans_us)
+      all.spans_us[op].insert(all.spans_us[op].end(), s.begin(), s.end());
+    all.ignored_events += r.ignored_events;
+  }
+  all.ranks = world_size;
+  return all;
 }
 
 } // namespace dbosim::validate

@@ -4,6 +4,7 @@
 #include "config/YamlMap.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,11 +21,36 @@ struct KindName {
 constexpr KindName kind_table[] = {{TestbedKernelKind::gemm, "gemm"},
                                    {TestbedKernelKind::batched_gemm, "batched_gemm"},
                                    {TestbedKernelKind::grouped_gemm, "grouped_gemm"},
-                                   {TestbedKernelKind::copy, "copy"}};
+                                   {TestbedKernelKind::copy, "copy"},
+                                   {TestbedKernelKind::all_to_all, "all_to_all"}};
 
 constexpr int max_dim = 1 << 20;
 
-TestbedKernel read_kernel(YamlMap& op)
+std::vector<int> read_ranks(YamlMap& m, int world_size)
+{
+  const YAML::Node list   = m.raw("ranks");
+  const std::string valid = fmt::format("a non-empty list of distinct ranks 0..{}", world_size - 1);
+  if (!list.IsSequence() || list.size() == 0)
+    m.fail("ranks", "must be " + valid);
+  std::vector<int> out;
+  for (const YAML::Node& e : list) {
+    long r = -1;
+    try {
+      r = e.IsScalar() ? e.as<long>() : -1;
+    } catch (const YAML::Exception&) {
+      r = -1;
+    }
+    if (r < 0 || r >= world_size)
+      m.fail_at(e, "ranks",
+                fmt::format("'{}' is no rank of world_size {}", e.IsScalar() ? e.Scalar() : "?", world_size), valid);
+    if (std::find(out.begin(), out.end(), static_cast<int>(r)) != out.end())
+      m.fail_at(e, "ranks", fmt::format("rank {} listed twice", r), valid);
+    out.push_back(static_cast<int>(r));
+  }
+  return out;
+}
+
+TestbedKernel read_kernel(YamlMap& op, int world_size)
 {
   YamlMap m = op.get_map("kernel");
   std::vector<std::string> names;
@@ -39,6 +65,10 @@ TestbedKernel read_kernel(YamlMap& op)
     out.bytes              = m.get_double("bytes", 1, 1e12);
     out.ctas               = m.get_int("ctas", 1, 1024);
     out.smem_bytes_per_cta = m.get_int("smem_bytes_per_cta", 0, 1 << 20, 0);
+  } else if (out.kind == TestbedKernelKind::all_to_all) {
+    out.bytes      = m.get_double("bytes", 0, 1e12);
+    out.recv_bytes = m.get_double("recv_bytes", 0, 1e12, out.bytes);
+    out.ranks      = read_ranks(m, world_size);
   } else {
     if (out.kind == TestbedKernelKind::batched_gemm)
       out.batch = m.get_int("batch", 1, max_dim);
@@ -113,9 +143,10 @@ TestbedOps load_testbed_ops(const std::string& path)
   const YAML::Node root = load_yaml_file(path);
   YamlMap top(root, path, "");
   TestbedOps t;
-  t.file    = path;
-  t.name    = top.get_string("name", std::filesystem::path(path).stem().string());
-  t.profile = top.get_string("profile");
+  t.file       = path;
+  t.name       = top.get_string("name", std::filesystem::path(path).stem().string());
+  t.profile    = top.get_string("profile");
+  t.world_size = top.get_int("world_size", 1, 4096, 1);
   if (top.has("partition")) {
     YamlMap p               = top.get_map("partition");
     t.partition_compute_sms = p.get_int("compute_sms", 1, 4096);
@@ -153,7 +184,7 @@ TestbedOps load_testbed_ops(const std::string& path)
       }
     }
     dep_names.push_back(std::move(deps));
-    op.kernel = read_kernel(m);
+    op.kernel = read_kernel(m, t.world_size);
     m.finish();
     t.ops.push_back(std::move(op));
   }
@@ -195,6 +226,8 @@ std::string testbed_ops_yaml(const TestbedOps& t, const std::string& header_comm
 {
   std::string out = header_comment;
   out += fmt::format("name: {}\nprofile: {}\n", t.name, t.profile);
+  if (t.world_size > 1)
+    out += fmt::format("world_size: {}\n", t.world_size);
   if (t.partition_compute_sms > 0)
     out += fmt::format("partition: {{compute_sms: {}, comm_sms: {}}}\n", t.partition_compute_sms, t.partition_comm_sms);
   if (t.comm_high_priority)
@@ -210,6 +243,10 @@ std::string testbed_ops_yaml(const TestbedOps& t, const std::string& header_comm
     case TestbedKernelKind::copy:
       kernel = fmt::format("{{kind: copy, bytes: {:.0f}, ctas: {}, smem_bytes_per_cta: {}}}", k.bytes, k.ctas,
                            k.smem_bytes_per_cta);
+      break;
+    case TestbedKernelKind::all_to_all:
+      kernel = fmt::format("{{kind: all_to_all, bytes: {:.0f}, recv_bytes: {:.0f}, ranks: [{}]}}", k.bytes,
+                           k.recv_bytes, fmt::join(k.ranks, ", "));
       break;
     case TestbedKernelKind::batched_gemm:
     case TestbedKernelKind::grouped_gemm:

@@ -1,7 +1,8 @@
 /* dbosim validate — an external testbed: a documented op list (validate/README.md, "External testbeds") that anyone's
  * two-stream microbenchmark can be written in. A hardware profile name and ops in host issue order, each with its
  * stream, micro-batch, the ops it waits on and one kernel of the catalog (GEMM, strided-batched GEMM, grouped GEMM,
- * the SM-resident copy kernel); optionally a green-context partition. Read strictly into plain data. */
+ * the SM-resident copy kernel, an all-to-all collective); optionally a green-context partition and the world size
+ * (the list is one rank's program when it is above 1). Read strictly into plain data. */
 #pragma once
 #include "models/DType.hpp"
 #include "sim/Op.hpp"
@@ -11,10 +12,10 @@
 
 namespace dbosim::validate {
 
-/** @brief The catalog's kernel kinds. */
-enum class TestbedKernelKind { gemm, batched_gemm, grouped_gemm, copy };
+/** @brief The catalog's kernel kinds; all_to_all is a collective among `ranks` (dispatch or combine). */
+enum class TestbedKernelKind { gemm, batched_gemm, grouped_gemm, copy, all_to_all };
 
-/** @brief "gemm", "batched_gemm", "grouped_gemm", "copy". */
+/** @brief "gemm", "batched_gemm", "grouped_gemm", "copy", "all_to_all". */
 const char* testbed_kernel_kind_name(TestbedKernelKind k);
 
 /** @brief One kernel launch and its shape. GEMMs: [m x k] x [k x n] per matrix (batched: `batch` independent
@@ -29,6 +30,8 @@ struct TestbedKernel {
   double bytes           = 0; ///< copy: bytes moved
   int ctas               = 0; ///< copy: CTAs (one per SM it holds)
   int smem_bytes_per_cta = 0; ///< copy: dynamic shared memory each CTA reserves (B)
+  double recv_bytes      = 0; ///< all_to_all: bytes this rank receives (`bytes`: the bytes it sends)
+  std::vector<int> ranks;     ///< all_to_all: the participating ranks (distinct, each < the list's world_size)
 };
 
 struct TestbedOp {
@@ -44,6 +47,7 @@ struct TestbedOps {
   std::string file;
   std::string name;                  ///< the testbed's name (default: the file's stem)
   std::string profile;               ///< hardware profile name or path
+  int world_size            = 1;     ///< ranks running this op list (SPMD: every rank issues the same ops)
   int partition_compute_sms = 0;     ///< green-context partition: SMs of the compute side (0 = no partition)
   int partition_comm_sms    = 0;     ///< and of the comm side
   bool comm_high_priority   = false; ///< comm stream at the greatest priority (executed; the engine has no priority)
