@@ -16,9 +16,10 @@ while read -r name dirs; do
   names+=("$name")
 done < <(grep -E '^[a-z]' fuzz/targets.txt)
 [ $# -eq 0 ] || names=("$@")
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_ENABLE_CUDA=OFF \
-  -DDBO_BENCHMARKS=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${names[@]}")
+# Its own build: the libraries carry libFuzzer's coverage here (the test suite's build-fuzz does not; see CMakeLists).
+CC=clang CXX=clang++ cmake -S . -B build-fuzz-cov -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_FUZZ_COVERAGE=ON \
+  -DDBO_ENABLE_CUDA=OFF -DDBO_BENCHMARKS=OFF >/dev/null
+cmake --build build-fuzz-cov -j"$(nproc)" --target $(printf 'fuzz_%s ' "${names[@]}")
 printf '%-18s %12s %8s\n' target inputs crashes
 for name in "${names[@]}"; do
   [ -n "${seeds[$name]:-}" ] || { echo "unknown fuzz target $name (see fuzz/targets.txt)"; exit 2; }
@@ -31,7 +32,7 @@ for name in "${names[@]}"; do
   max_len=$((max_len < 4096 ? 4096 : max_len > 131072 ? 131072 : max_len))
   log="out/fuzz/$name/log.txt"
   # shellcheck disable=SC2086 # the seed folders are words
-  build-fuzz/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 -max_len="$max_len" \
+  build-fuzz-cov/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 -max_len="$max_len" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" \
     "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

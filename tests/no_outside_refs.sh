@@ -33,7 +33,7 @@ hits=$(git -C "$src" grep -I -n -E "${args[@]}" -- . "${excluded[@]}")
 rc=$? # git grep: 0 found, 1 none, else an error
 # Fuzz inputs may hold binary bytes (-I would skip them): searched as text, they carry no machine path either.
 if [ $rc -eq 1 ]; then
-  hits=$(git -C "$src" grep -a -n -E "${args[@]}" -- fuzz/regressions fuzz/seeds)
+  hits=$(git -C "$src" grep -a -n -E "${args[@]}" -- fuzz/regressions fuzz/seeds fuzz/corpus)
   rc=$?
   hits=$(cut -c1-200 <<<"$hits")
 fi
