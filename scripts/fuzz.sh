@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target (fuzz/targets.txt) long (default 1,000,000 inputs each) from the shipped files as seeds
-# and prints inputs tried and crashes per target. Crashing inputs are left in out/fuzz/<target>/ : copy each into
-# fuzz/regressions/<target>/ once fixed, so the test suite replays it.
+# and the committed corpus (fuzz/corpus/<target>/), steered by the libraries' coverage, and prints inputs tried and
+# crashes per target. Crashing inputs are left in out/fuzz/<target>/ : copy each into fuzz/regressions/<target>/ once
+# fixed, so the test suite replays it; new corpus units (out/fuzz/<target>/corpus) join fuzz/corpus/<target>/ by
+# libFuzzer's -merge=1.
 # Usage: scripts/fuzz.sh [RUNS [TARGET...]]   (FUZZ_SETUP=0 skips scripts/setup.sh; FUZZ_MAX_SECONDS=N stops each
 # target after N seconds even if RUNS were not reached)
 set -euo pipefail
@@ -34,7 +36,7 @@ for name in "${names[@]}"; do
   # shellcheck disable=SC2086 # the seed folders are words
   build-fuzz-cov/fuzz/fuzz_$name -runs="$runs" ${FUZZ_MAX_SECONDS:+-max_total_time=$FUZZ_MAX_SECONDS} -timeout=10 -max_len="$max_len" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="out/fuzz/$name/" \
-    "out/fuzz/$name/corpus" ${seeds[$name]} >"$log" 2>&1 || true
+    "out/fuzz/$name/corpus" "fuzz/corpus/$name" ${seeds[$name]} >"$log" 2>&1 || true
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   crashes=$(find "out/fuzz/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o \
     -name 'oom-*' \) | wc -l) # not ls: with pipefail, no match would end the script
