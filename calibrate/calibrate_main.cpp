@@ -144,7 +144,12 @@ int main(int argc, char** argv)
   diff_cmd->add_option("--scenario", diff.scenarios,
                        "a scenario to time (name or path, repeatable; default: every shipped scenario)");
   diff_cmd->add_flag("--no-steps", no_steps, "compare the profiles only, run no scenario")->excludes(gate);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e); // prints the usage error (or the help, rc 0)
+    return rc == 0 ? 0 : 2;     // a usage error is bad input: exit 2, as dbosim's
+  }
   try {
     if (*diff_cmd) {
       diff.steps              = !no_steps;

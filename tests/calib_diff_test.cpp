@@ -199,3 +199,13 @@ TEST_CASE("calib diff: a missing or broken profile is an InputError naming the f
   o.profile_b = dir.write("range.yaml", bad);
   CHECK_THROWS_WITH(profile_diff(o), Catch::Contains("range.yaml:") && Catch::Contains("sm_count.value"));
 }
+
+TEST_CASE("dbosim-calibrate: usage errors exit 2, help exits 0", "[quick]")
+{
+  CHECK(run_calibrate("--help") == 0);
+  CHECK(run_calibrate("2>/dev/null") == 2);                        // no subcommand
+  CHECK(run_calibrate("--bogus 2>/dev/null") == 2);                // an unknown flag
+  CHECK(run_calibrate("diff 2>/dev/null") == 2);                   // diff's two profiles missing
+  CHECK(run_calibrate("fit --raw /nonexistent 2>/dev/null") == 2); // a file that does not exist, required ones missing
+  CHECK(run_calibrate("diff a b --max-step-ratio 0.5 2>/dev/null") == 2); // a factor below 1
+}

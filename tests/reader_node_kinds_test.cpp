@@ -13,6 +13,7 @@
 #include "validate/CaseResult.hpp"
 #include "validate/E2eCases.hpp"
 #include "validate/RefCases.hpp"
+#include "validate/TestbedOps.hpp"
 #include "validate/TestbedShape.hpp"
 
 #include <catch2/catch.hpp>
@@ -136,6 +137,8 @@ std::vector<Reader> readers()
        [](const std::string& p) { validate::check_e2e_cases(fs::path(p).parent_path().string()); }},
       {"testbed shapes", "validate/testbed/shapes.yaml", "shapes.yaml",
        [](const std::string& p) { validate::load_testbed_shapes(p); }},
+      {"external testbed op list", "validate/testbed/ep/ep1_decode_t16_balanced__dbo.yaml", "ops.yaml",
+       [](const std::string& p) { validate::load_testbed_ops(p); }},
       {"validate baseline", "validate/baseline.yaml", "baseline.yaml",
        [](const std::string& p) { validate::load_baseline_file(p); }},
   };
