@@ -78,6 +78,13 @@ void read_plan_section(YamlMap plan, PlanSpec& spec)
   if (spec.slos.empty())
     plan.fail("slo", "a plan needs at least one SLO", "{p99_itl_ms: 50, p99_ttft_ms: 2000}");
   spec.uncertainty = plan.get_string("uncertainty", "");
+  if (!spec.uncertainty.empty()) { // relative to the plan file, as its other paths; it must exist (no silent band)
+    spec.uncertainty =
+        (std::filesystem::absolute(spec.file).parent_path() / spec.uncertainty).lexically_normal().string();
+    if (!std::filesystem::is_regular_file(spec.uncertainty))
+      plan.fail("uncertainty", "no such file: " + spec.uncertainty,
+                "a validate baseline file (validate/baseline.yaml), relative to the plan file");
+  }
   plan.finish();
 }
 

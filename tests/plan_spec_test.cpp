@@ -149,3 +149,17 @@ TEST_CASE("plan: overlap.schedule is a plan axis like any scenario key", "[quick
   CHECK(e.find("trtllm_tbo") != std::string::npos);
   CHECK(e.find("deepseek_prefill") != std::string::npos);
 }
+
+TEST_CASE("plan: an uncertainty file that does not exist is an input error at the key", "[quick][plan]")
+{
+  const std::string e =
+      error_of(replace(kPlan, "  slo: {p99_itl_ms: 50}\n", "  slo: {p99_itl_ms: 50}\n  uncertainty: missing.yaml\n"));
+  CHECK(e.find("plan.uncertainty: no such file") != std::string::npos);
+  CHECK(e.find("missing.yaml") != std::string::npos);
+  // One that exists, relative to the plan file, loads.
+  TempDir dir;
+  dir.write("band.yaml", "groups: {e2e: 12.5}\n");
+  const std::string path = dir.write(
+      "plan.yaml", replace(kPlan, "  slo: {p99_itl_ms: 50}\n", "  slo: {p99_itl_ms: 50}\n  uncertainty: band.yaml\n"));
+  CHECK(load_plan(path, dir.path()).uncertainty == dir.path() + "/band.yaml");
+}
