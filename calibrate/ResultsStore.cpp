@@ -1,6 +1,7 @@
 #include "calibrate/ResultsStore.hpp"
 
 #include "config/InputError.hpp"
+#include "config/StrictJson.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -51,8 +52,12 @@ std::vector<Measurement> parse(const std::string& path, const std::string& text,
       pos = next;
       continue;
     }
+    std::string duplicate;
+    bool whole = false; // the line is JSON (a torn last line is not)
     try {
-      out.push_back(measurement_from_json(nlohmann::json::parse(one)));
+      const nlohmann::json record = parse_json_unique_keys(one, duplicate);
+      whole                       = true;
+      out.push_back(measurement_from_json(record));
       clean += one + "\n";
     } catch (const std::exception& e) {
       if (next == text.size()) { // the last line: a run killed while writing it
@@ -62,6 +67,8 @@ std::vector<Measurement> parse(const std::string& path, const std::string& text,
                          "one JSON object per line: {key, family, params, status, us, ...}");
       }
     }
+    if (whole && !duplicate.empty()) // a record that says two things
+      throw InputError(path, line, 1, "record." + duplicate, "a key given twice in one record", "one value per key");
     pos = next;
   }
   return out;

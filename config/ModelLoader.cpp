@@ -4,6 +4,7 @@
 #include "config/FileMemo.hpp"
 #include "config/InputError.hpp"
 #include "config/InputFile.hpp"
+#include "config/StrictJson.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +15,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 
 namespace dbosim {
 namespace fs = std::filesystem;
@@ -220,31 +220,9 @@ private:
 json parse_json_file(const std::string& path)
 {
   const std::string text = read_input_file(path);
-  // A key twice in one object is refused (nlohmann keeps the last): one set of keys per open object or array.
-  std::vector<std::set<std::string>> open;
   std::string duplicate;
-  auto check = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-    case json::parse_event_t::object_start:
-    case json::parse_event_t::array_start:
-      open.emplace_back();
-      break;
-    case json::parse_event_t::object_end:
-    case json::parse_event_t::array_end:
-      if (!open.empty())
-        open.pop_back();
-      break;
-    case json::parse_event_t::key:
-      if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-        duplicate = parsed.get<std::string>();
-      break;
-    case json::parse_event_t::value:
-      break;
-    }
-    return true;
-  };
   try {
-    json j = json::parse(text, check);
+    json j = parse_json_unique_keys(text, duplicate);
     if (!duplicate.empty())
       throw InputError(path, 0, 0, duplicate, "duplicate key (JSON keeps one value per key)");
     if (!j.is_object())

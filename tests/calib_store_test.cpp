@@ -93,6 +93,24 @@ TEST_CASE("calib::ResultsStore: append, reopen, torn last line, corrupt middle l
   CHECK_THROWS_WITH(ResultsStore(path), Catch::Contains(":2:1: record: corrupt raw-results record"));
 }
 
+TEST_CASE("calib::ResultsStore: a key given twice in one record is an input error, even on the last line", "[quick]")
+{
+  const std::string path = temp_path("dup.jsonl");
+  {
+    ResultsStore s(path);
+    s.append(point(1, 26.5));
+  }
+  const std::string one = slurp(path);
+  const auto us         = one.find("\"us\":");
+  REQUIRE(us != std::string::npos);
+  std::string twice = one;
+  twice.insert(us, R"("us":99,)"); // the same record saying two times
+  std::ofstream(path, std::ios::trunc) << twice;
+  CHECK_THROWS_WITH(ResultsStore(path), Catch::Contains(":1:1: record.us: a key given twice in one record"));
+  std::ofstream(path, std::ios::trunc) << one << twice.substr(0, twice.size() - 1); // the last line, unterminated
+  CHECK_THROWS_WITH(ResultsStore(path), Catch::Contains(":2:1: record.us: a key given twice"));
+}
+
 TEST_CASE("calib::write_file_atomically: replaces the whole file", "[quick]")
 {
   const std::string path = temp_path("atomic.txt");
