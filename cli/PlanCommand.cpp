@@ -1,9 +1,9 @@
 #include "cli/PlanCommand.hpp"
 
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "cli/ServingCommand.hpp"
-#include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
-#include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "plan/MpiSession.hpp"

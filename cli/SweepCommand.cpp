@@ -4,15 +4,15 @@
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 
+#include "base/AtomicFile.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "cli/Commands.hpp"
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/StepEngine.hpp"
+#include "sim/engine/StepEngine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -165,7 +165,7 @@ struct PointDone {
 
 /** @brief A worker process's body: runs `mine` in order, each as `dbosim run POINT --out DIR --engine E` would (its
  *  output in its log.txt, its summary.json; no trace.json), and sends a PointDone per point on `done_fd`. SimGrid
- *  points run in children of the worker (sim/StepEngine's auto), so one worker runs any number of points. */
+ *  points run in children of the worker (sim/engine/StepEngine's auto), so one worker runs any number of points. */
 std::string run_points_here(const std::vector<std::size_t>& mine, const std::vector<std::string>& dirs,
                             const std::string& engine, int done_fd)
 {

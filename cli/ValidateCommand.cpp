@@ -2,10 +2,10 @@
 
 #include "cli/Progress.hpp"
 
-#include "config/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/OutputDir.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/E2eCases.hpp"

@@ -3,8 +3,8 @@
  * stream, micro-batch, the ops it waits on and one kernel of the catalog (GEMM, strided-batched GEMM, grouped GEMM,
  * the SM-resident copy kernel); optionally a green-context partition. Read strictly into plain data. */
 #pragma once
-#include "models/DType.hpp"
-#include "sim/Op.hpp"
+#include "hw/DType.hpp"
+#include "sim/plan/Op.hpp"
 
 #include <string>
 #include <vector>
