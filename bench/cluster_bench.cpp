@@ -6,11 +6,11 @@
  *
  * Prints the plan time (routing + per-rank costs), the engine's wall and CPU time per step, the ranks simulated and
  * the ratio to the single-rank step. */
+#include "base/ChildProcess.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
 

@@ -8,11 +8,11 @@
  *
  * No SimGrid (the replay is exact for this step), so every benchmark may run in one process. Counters: the trace's
  * bytes, the ranks simulated and drawn, the simulated step, and the process's peak RSS so far. */
-#include "config/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/OutputGuards.hpp"
-#include "sim/Summary.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/output/OutputGuards.hpp"
+#include "sim/output/Summary.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -5,10 +5,10 @@
  * SimGrid allows one simulation per process, so each benchmark runs once per process (--benchmark_filter=NAME) and
  * simulates `steps` back-to-back steps in that one engine; the reported time is wall time per step. */
 #include "config/ScenarioLoader.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/StepPlanBuilder.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <benchmark/benchmark.h>
 

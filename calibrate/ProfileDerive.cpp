@@ -1,9 +1,9 @@
 #include "calibrate/ProfileDerive.hpp"
 
+#include "base/InputError.hpp"
 #include "calibrate/ResultsStore.hpp"
 #include "calibrate/TableWork.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/YamlMap.hpp"
 #include "models/OpTables.hpp"
 

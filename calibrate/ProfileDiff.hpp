@@ -11,7 +11,7 @@
  * shared grid is therefore compared point for point. Tables are matched by family and dims (per-shape SM tables also
  * by SM count); an entry present in only one profile is listed as such, with no ratio. */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 
 #include <nlohmann/json.hpp>
 

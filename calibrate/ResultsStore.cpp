@@ -1,6 +1,6 @@
 #include "calibrate/ResultsStore.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/StrictJson.hpp"
 
 #include <cerrno>

@@ -1,13 +1,13 @@
 #include "calibrate/StepDiff.hpp"
 
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
-#include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/SpecDecodeStep.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/plan/SpecDecodeStep.hpp"
 
 #include <fmt/format.h>
 

@@ -5,11 +5,11 @@
  * hardware: cluster.network when the scenario sets it, else the facts named after the profile (a link's achievable
  * rate must stay under the profile's raw rate, so facts cannot be kept across GPUs). The step time is the one
  * `dbosim run` reports: the single-rank engine when routing is balanced (serving/EngineOracle, a forked child per
- * step: SimGrid runs one simulation per process), every rank (sim/ClusterRun, also in a child) when the routing is
- * drawn; under speculative decoding the draft's passes are added, as the serving step-time oracle counts a step.
+ * step: SimGrid runs one simulation per process), every rank (sim/engine/ClusterRun, also in a child) when the routing
+ * is drawn; under speculative decoding the draft's passes are added, as the serving step-time oracle counts a step.
  * Serving runs (workload.num_prompts or a trace: many steps) are listed as skipped. */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 
 #include <nlohmann/json.hpp>
 

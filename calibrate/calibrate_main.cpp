@@ -5,6 +5,8 @@
  *   dbosim-calibrate derive --parent hwprofiles/h200.yaml --facts hwprofiles/facts/h800.yaml --out hwprofiles/h800.yaml
  *   dbosim-calibrate diff A.yaml B.yaml [--json F] [--max-step-ratio X]   (family ratios B/A, step times under each)
  * The measurements themselves come from dbosim-calibrate-run (kernels/, needs a GPU). */
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "calibrate/DiffCommand.hpp"
 #include "calibrate/LeaveOneOut.hpp"
 #include "calibrate/ProfileDerive.hpp"
@@ -14,8 +16,6 @@
 #include "calibrate/SmScalingLoo.hpp"
 #include "calibrate/SmTableLoo.hpp"
 #include "calibrate/VerifyCheck.hpp"
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -13,7 +13,7 @@ struct RunOptions {
   std::string schedule; ///< engine schedule override (sim::schedule_registry()); empty: from the scenario
   bool compare = false; ///< also run overlap off / async combine / DBO side by side
   std::vector<std::string> simgrid_args; ///< extra SimGrid options (--cfg=..., --log=...) after dbosim's defaults
-  std::string engine;      ///< --engine: simgrid, replay or auto (sim/StepEngine); empty: each path's default
+  std::string engine;      ///< --engine: simgrid, replay or auto (sim/engine/StepEngine); empty: each path's default
   std::string trace;       ///< --trace: auto (empty), all, none or ranks=LIST (sim::parse_trace_selection)
   bool write_trace = true; ///< false: no trace.json whatever the scenario (the sweep's in-process points)
   /** A serving run shares simulated step shapes with this process's earlier runs of the same step fingerprint (the

@@ -2,7 +2,7 @@
 
 #include "models/CostGuards.hpp"
 #include "models/StepWork.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <fmt/format.h>
 

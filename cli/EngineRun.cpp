@@ -1,17 +1,17 @@
 #include "cli/EngineRun.hpp"
 
-#include "config/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
-#include "config/InputError.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/OutputGuards.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SpecDecodeStep.hpp"
-#include "sim/StepPlanBuilder.hpp"
-#include "sim/Summary.hpp"
-#include "sim/TraceWriter.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/output/OutputGuards.hpp"
+#include "sim/output/Summary.hpp"
+#include "sim/output/TraceWriter.hpp"
+#include "sim/plan/SpecDecodeStep.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 #include "validate/ErrorBand.hpp"
 
 #include <fmt/format.h>
@@ -44,7 +44,7 @@ std::string with_band(std::string text, const std::string& after)
   return text.insert(eol + 1, line);
 }
 
-/** Every rank simulated (sim/ClusterRun) when routing is drawn: ranks then differ. Balanced routing makes every
+/** Every rank simulated (sim/engine/ClusterRun) when routing is drawn: ranks then differ. Balanced routing makes every
  *  rank identical, and the single-rank engine is that exact shortcut. */
 bool every_rank(const Scenario& s) { return s.cluster.routing.dist != models::RoutingDist::balanced; }
 

@@ -2,8 +2,8 @@
  * `--compare`: the same scenario with overlap off / async combine only / DBO, side by side. */
 #pragma once
 #include "config/Scenario.hpp"
-#include "sim/StepEngine.hpp"
-#include "sim/TraceSelection.hpp"
+#include "sim/engine/StepEngine.hpp"
+#include "sim/output/TraceSelection.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
 #include "models/All2AllTable.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
 

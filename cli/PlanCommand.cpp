@@ -1,9 +1,10 @@
 #include "cli/PlanCommand.hpp"
 
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
+#include "base/SelfExe.hpp"
 #include "cli/ServingCommand.hpp"
-#include "config/AtomicFile.hpp"
 #include "config/DataDir.hpp"
-#include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "plan/MpiSession.hpp"
@@ -27,15 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using json   = nlohmann::json;
 using namespace dbosim::plan;
-
-std::string self_exe()
-{
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    throw InternalError("dbosim plan: cannot find this program (/proc/self/exe)");
-  return std::string(buf, static_cast<std::size_t>(n));
-}
 
 std::string read_text(const std::string& path)
 {
@@ -96,7 +88,7 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
   em << node;
   write_file_atomic(dir + "/scenario.yaml", std::string(em.c_str()) + "\n");
   const std::string cmd =
-      fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe(), dir, dir, dir);
+      fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe("dbosim plan"), dir, dir, dir);
   caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), the first 2 MoE "
                         "layers: compute and comm streams, each op coloured by micro-batch.",
                         rec.point.index, batch);

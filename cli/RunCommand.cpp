@@ -1,14 +1,14 @@
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "cli/Commands.hpp"
 #include "cli/CostReport.hpp"
 #include "cli/EngineRun.hpp"
 #include "cli/ServingCommand.hpp"
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
 #include "plan/LaunchCommand.hpp"
-#include "sim/OutputGuards.hpp"
-#include "sim/TraceSelection.hpp"
+#include "sim/output/OutputGuards.hpp"
+#include "sim/output/TraceSelection.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 #include "cli/ServingCommand.hpp"
 
+#include "base/AtomicFile.hpp"
 #include "cli/Progress.hpp"
-#include "config/AtomicFile.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "serving/BucketError.hpp"
 #include "serving/EngineOracle.hpp"
@@ -9,7 +9,7 @@
 #include "serving/ServingMetrics.hpp"
 #include "serving/ServingSim.hpp"
 #include "serving/Workload.hpp"
-#include "sim/OutputGuards.hpp"
+#include "sim/output/OutputGuards.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
  * `dbosim sweep`: every point of a scenario's `sweep:` section in its own process, merged into one CSV. */
 #pragma once
 #include "config/Scenario.hpp"
-#include "sim/StepEngine.hpp"
+#include "sim/engine/StepEngine.hpp"
 
 #include <optional>
 #include <string>
@@ -25,7 +25,7 @@ struct SweepOptions {
   std::string dbosim;      ///< the program each point runs; empty: this one (/proc/self/exe)
   bool resume = false;     ///< keep points whose scenario is unchanged and whose summary.json an earlier run wrote
   /** --engine: simgrid runs every point as `dbosim run` in its own process (the reference path); replay and auto
-   *  run them in -j worker processes, many points each (sim/StepEngine), with no trace.json per point. */
+   *  run them in -j worker processes, many points each (sim/engine/StepEngine), with no trace.json per point. */
   std::string engine = "auto";
 };
 

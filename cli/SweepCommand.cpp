@@ -10,15 +10,16 @@
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 
+#include "base/AtomicFile.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
+#include "base/SelfExe.hpp"
 #include "cli/Commands.hpp"
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/StepEngine.hpp"
+#include "sim/engine/StepEngine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -59,15 +60,6 @@ std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axe
   YAML::Emitter out;
   out << node;
   return std::string(out.c_str()) + "\n";
-}
-
-std::string self_exe()
-{
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    throw InternalError("dbosim sweep: cannot find this program (/proc/self/exe)");
-  return std::string(buf, static_cast<std::size_t>(n));
 }
 
 /** `dbosim run` on one point in a child process, its output in the point's log.txt. */
@@ -171,7 +163,7 @@ struct PointDone {
 
 /** @brief A worker process's body: runs `mine` in order, each as `dbosim run POINT --out DIR --engine E` would (its
  *  output in its log.txt, its summary.json; no trace.json), and sends a PointDone per point on `done_fd`. SimGrid
- *  points run in children of the worker (sim/StepEngine's auto), so one worker runs any number of points. */
+ *  points run in children of the worker (sim/engine/StepEngine's auto), so one worker runs any number of points. */
 std::string run_points_here(const std::vector<std::size_t>& mine, const std::vector<std::string>& dirs,
                             const std::string& engine, int done_fd)
 {
@@ -336,7 +328,7 @@ int sweep_command(const SweepOptions& opt)
   const std::vector<std::vector<std::size_t>> points = sweep_point_indices(axes);
   const long cores                                   = sysconf(_SC_NPROCESSORS_ONLN);
   const int jobs                                     = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
-  const std::string exe                              = opt.dbosim.empty() ? self_exe() : opt.dbosim;
+  const std::string exe                              = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
 
   remove_stale_points(opt.out_dir + "/points", points.size());
   std::vector<std::string> dirs;

@@ -2,10 +2,11 @@
 
 #include "cli/Progress.hpp"
 
-#include "config/AtomicFile.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
+#include "base/SelfExe.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/OutputDir.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/E2eCases.hpp"
@@ -44,16 +45,6 @@ struct ValidateOptions {
   bool no_testbed               = false;
   bool no_e2e                   = false;
 };
-
-/** This program: each e2e case runs `dbosim run` as a user would. */
-std::string self_exe()
-{
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    throw InternalError("dbosim validate: cannot find this program (/proc/self/exe)");
-  return std::string(buf, static_cast<std::size_t>(n));
-}
 
 ValidateOptions& options()
 {
@@ -169,7 +160,7 @@ int validate_command()
     if (!o.no_e2e) {
       validate::E2eOptions e2e;
       e2e.cases_dir = cases;
-      e2e.dbosim    = self_exe();
+      e2e.dbosim    = self_exe("dbosim validate"); // each e2e case runs `dbosim run` as a user would
       e2e.work_dir  = (std::filesystem::path(o.out_dir) / "e2e").string();
       std::optional<Progress> bar; // on stderr when it is a terminal, as sweeps and serving runs show theirs
       e2e.on_progress = [&bar](std::size_t done, std::size_t total) {

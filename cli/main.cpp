@@ -1,14 +1,14 @@
 /* dbosim — command-line entry point. Exit codes: 0 success, 2 bad input, 1 internal error. */
+#include "base/InputError.hpp"
 #include "cli/Commands.hpp"
 #include "cli/PlanCommand.hpp"
 #include "cli/ServingCommand.hpp"
 #include "cli/ValidateCommand.hpp"
-#include "config/InputError.hpp"
 #include "config/OutputDir.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SimConfig.hpp"
-#include "sim/StepEngine.hpp"
-#include "sim/TraceSelection.hpp"
+#include "sim/engine/SimConfig.hpp"
+#include "sim/engine/StepEngine.hpp"
+#include "sim/output/TraceSelection.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

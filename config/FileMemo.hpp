@@ -2,7 +2,7 @@
  * many times (a sweep's validation, the serving oracle, the fuzzers) parses it once. Exact: a hit needs the same key
  * and the same bytes, re-read on every call, so an edited file is parsed afresh; a failed load is never kept. */
 #pragma once
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 
 #include <map>

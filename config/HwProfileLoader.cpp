@@ -1,8 +1,8 @@
 #include "config/HwProfileLoader.hpp"
 
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
 #include "config/FileMemo.hpp"
-#include "config/InputError.hpp"
 #include "config/YamlMap.hpp"
 #include "models/OpTables.hpp"
 

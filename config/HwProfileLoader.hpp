@@ -1,6 +1,6 @@
 /* dbosim — reads hwprofiles/<name>.yaml (schema: hwprofiles/README.md) into a validated models::HwProfile. */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 
 #include <string>
 #include <vector>

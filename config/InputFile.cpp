@@ -1,6 +1,6 @@
 #include "config/InputFile.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 

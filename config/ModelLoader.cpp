@@ -1,8 +1,8 @@
 #include "config/ModelLoader.hpp"
 
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
 #include "config/FileMemo.hpp"
-#include "config/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "config/StrictJson.hpp"
 

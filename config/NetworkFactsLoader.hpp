@@ -1,7 +1,7 @@
 /* dbosim — reads hwprofiles/network/<name>.yaml (the cluster models' link facts; every value {value, source}) into
  * models::NetworkFacts. Kept beside, not inside, the GPU profile so the profile schema stays the lead's. */
 #pragma once
-#include "models/NetworkFacts.hpp"
+#include "hw/NetworkFacts.hpp"
 
 #include <string>
 

@@ -1,10 +1,10 @@
 /* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/<name>.yaml. */
 #pragma once
+#include "hw/HwProfile.hpp"
+#include "hw/NetworkFacts.hpp"
 #include "models/ExpertImbalance.hpp"
 #include "models/ExpertRouting.hpp"
-#include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
-#include "models/NetworkFacts.hpp"
 #include "models/OpCost.hpp"
 #include "models/SpecDecode.hpp"
 
@@ -39,7 +39,7 @@ struct OverlapConfig {
   int dbo_prefill_token_threshold = 512;
   int dbo_comm_sms                = 20;    ///< VLLM_DBO_COMM_SMS
   bool async_combine              = false; ///< all2all_backend lives in ParallelSpec::backend
-  /** overlap.schedule: a sim/ScheduleTable name, run by the steps with its micro-batch count; empty: vLLM's rules
+  /** overlap.schedule: a config/ScheduleTable name, run by the steps with its micro-batch count; empty: vLLM's rules
    *  (dbo for a split step, else async_combine or serial). */
   std::string schedule{};
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */

@@ -1,7 +1,7 @@
 #include "config/ScenarioLoader.hpp"
 
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
-#include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"

@@ -1,11 +1,11 @@
 #include "config/ScenarioParams.hpp"
 
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/ParamHelpers.hpp"
+#include "config/ScheduleTable.hpp"
 #include "models/All2AllTable.hpp"
-#include "sim/ScheduleTable.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,6 +1,6 @@
 /* dbosim — the serving keys: the request workload (named as `vllm bench serve` names its options), the vLLM V1
  * scheduler and KV cache (named as vLLM's engine arguments), the step-time cache, and the `sweep:` section. */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ParamHelpers.hpp"
 #include "config/SweepAxes.hpp"
 

@@ -1,6 +1,6 @@
 #include "config/SweepAxes.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 

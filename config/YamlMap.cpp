@@ -1,6 +1,6 @@
 #include "config/YamlMap.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 
 #include <fmt/format.h>

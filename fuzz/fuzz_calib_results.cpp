@@ -1,6 +1,6 @@
 /* libFuzzer target: calibration raw-results JSON lines (calibrate/ResultsStore, read by the fitter). */
+#include "base/InputError.hpp"
 #include "calibrate/ResultsStore.hpp"
-#include "config/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)

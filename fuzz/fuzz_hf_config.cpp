@@ -1,5 +1,5 @@
 /* libFuzzer target: HuggingFace config.json. */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "fuzz/FuzzInput.hpp"
 

@@ -1,6 +1,6 @@
 /* libFuzzer target: hardware-profile YAML. */
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)

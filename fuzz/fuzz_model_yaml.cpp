@@ -1,5 +1,5 @@
 /* libFuzzer target: model YAML (a zoo file, or a scenario's inline model mapping). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/YamlMap.hpp"
 #include "fuzz/FuzzInput.hpp"

@@ -1,5 +1,5 @@
 /* libFuzzer target: network facts YAML (hwprofiles/network/<name>.yaml, the cluster models' link facts). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "fuzz/FuzzInput.hpp"
 

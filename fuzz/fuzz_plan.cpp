@@ -1,5 +1,5 @@
 /* libFuzzer target: capacity-plan YAML (plan: and sweep: sections, the rest a scenario; every point checked). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 #include "plan/PlanSpec.hpp"
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: the expert-routing histogram file (cluster.routing_histogram). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/RoutingHistogram.hpp"
 #include "fuzz/FuzzInput.hpp"
 

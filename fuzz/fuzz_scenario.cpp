@@ -1,5 +1,5 @@
 /* libFuzzer target: scenario YAML. Only InputError may escape the loader; anything else is a finding. */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "fuzz/FuzzInput.hpp"
 

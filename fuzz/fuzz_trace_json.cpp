@@ -1,5 +1,5 @@
 /* libFuzzer target: an imported measured trace, Chrome trace JSON (`dbosim validate --trace`). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 #include "validate/TraceImport.hpp"
 

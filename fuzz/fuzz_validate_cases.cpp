@@ -1,6 +1,6 @@
 /* libFuzzer target: a validate reference-case file (a YAML file of validate/cases/), read and predicted as
  * `dbosim validate --cases DIR` does. */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 #include "validate/RefCases.hpp"
 

@@ -1,6 +1,6 @@
 /* libFuzzer target: a validate e2e case file (validate/cases/e2e*.yaml), read and checked as `dbosim validate` does
  * before it runs anything (each arm's scenario loaded; no simulation). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 #include "validate/E2eCases.hpp"
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: serving request trace CSV (workload.trace: arrival_s,input_len,output_len). */
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "fuzz/FuzzInput.hpp"
 #include "serving/Workload.hpp"
 

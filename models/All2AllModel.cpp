@@ -1,7 +1,7 @@
 #include "models/All2AllModel.hpp"
 
+#include "hw/DType.hpp"
 #include "models/CommOps.hpp"
-#include "models/DType.hpp"
 
 #include <fmt/format.h>
 

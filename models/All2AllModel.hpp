@@ -1,12 +1,12 @@
 /* dbosim — dispatch/combine all-to-all models chosen by name (DeepEP low-latency, DeepEP high-throughput, DeepEP v2,
  * MoRI-EP, NCCL): per-rank completion times from a per-rank-pair traffic matrix (models::RoutingMatrix) and link facts
  * (models::HwProfile + models::NetworkFacts). Pure functions. The collective ends when its slowest rank does: the
- * engine (sim/ClusterEngine) couples the ranks, these give each rank's own duration. */
+ * engine (sim/engine/ClusterEngine) couples the ranks, these give each rank's own duration. */
 #pragma once
+#include "hw/HwProfile.hpp"
+#include "hw/NetworkFacts.hpp"
 #include "models/ExpertRouting.hpp"
-#include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
-#include "models/NetworkFacts.hpp"
 #include "models/OpCost.hpp"
 
 #include <string>

@@ -2,8 +2,8 @@
  * (the cluster path's model) on the expected traffic of balanced routing, so the single-rank and the cluster paths
  * give the same D/C time. */
 #pragma once
+#include "hw/HwProfile.hpp"
 #include "models/CommSetup.hpp"
-#include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"
 

@@ -2,9 +2,9 @@
  * facts, the node size, the SMs an SM-resident comm kernel holds, the fat tree's oversubscription, and the routing
  * and placement whose expected traffic a single-rank cost uses. */
 #pragma once
+#include "hw/NetworkFacts.hpp"
 #include "models/ExpertImbalance.hpp"
 #include "models/ExpertRouting.hpp"
-#include "models/NetworkFacts.hpp"
 
 namespace dbosim::models {
 

@@ -3,7 +3,7 @@
  *   max(flops / (peak[dtype] * efficiency), bytes / (hbm * memory_efficiency)).
  * Ops (OpCost) are sums of kernels; builders for the common kernel shapes live here too. */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 #include "models/OpCost.hpp"
 
 #include <map>

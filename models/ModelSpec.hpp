@@ -1,6 +1,6 @@
 /* dbosim — the architecture of an MoE decoder model, as a plain validated struct. */
 #pragma once
-#include "models/DType.hpp"
+#include "hw/DType.hpp"
 
 #include <string>
 

@@ -1,9 +1,9 @@
 /* dbosim — cost of each op of one decoder layer (docs/domain.md §1): FLOPs, bytes and duration from the profile.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
+#include "hw/HwProfile.hpp"
 #include "models/All2AllTable.hpp"
 #include "models/CommSetup.hpp"
-#include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 
 #include <map>

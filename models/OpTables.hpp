@@ -14,7 +14,7 @@
  * Per-shape SM tables (speed_at_tokens) are piecewise linear on tokens and clamped at both ends (a speed ratio
  * has no throughput to extrapolate). */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 
 #include <map>
 #include <string>

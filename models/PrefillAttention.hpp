@@ -12,7 +12,7 @@
  *  - the result is never below the kernel's roofline (its FLOPs at its dtype's peak x efficiency.attention, its
  *    bytes, which include reading the context's K/V, at HBM x efficiency.memory). */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 #include "models/KernelCost.hpp"
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"

@@ -10,8 +10,8 @@
  * (mtp_block), then its shared head: RMSNorm and the LM head on one row per request, and a greedy argmax.
  * Pure functions: no SimGrid, no I/O. */
 #pragma once
+#include "hw/HwProfile.hpp"
 #include "models/CommSetup.hpp"
-#include "models/HwProfile.hpp"
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"
 

@@ -1,6 +1,6 @@
 #include "plan/MpiSession.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 

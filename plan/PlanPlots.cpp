@@ -1,7 +1,7 @@
 #include "plan/PlanPlots.hpp"
 
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "plan/PlanSpec.hpp"
 
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/YamlMap.hpp"

@@ -1,14 +1,14 @@
 #include "serving/EngineOracle.hpp"
 
-#include "config/InputError.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/CostExplain.hpp"
 #include "models/KernelCost.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SpecDecodeStep.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/plan/SpecDecodeStep.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,11 +1,12 @@
 /* dbosim — a StepTimeOracle over the timeline engine. With the SimGrid engine (one simulation per process) each step
  * shape is simulated in a forked child (the scenario with the shape's workload, DP padding to the shape's tokens); up
  * to `jobs` children run at once and pass their StepTime back through a pipe. With `replay` or `auto` a shape whose
- * replay is exact (sim/StepEngine) is replayed in this process, the others (auto) in SimGrid children as above. */
+ * replay is exact (sim/engine/StepEngine) is replayed in this process, the others (auto) in SimGrid children as above.
+ */
 #pragma once
 #include "config/Scenario.hpp"
 #include "serving/StepTimeOracle.hpp"
-#include "sim/StepEngine.hpp"
+#include "sim/engine/StepEngine.hpp"
 
 #include <string>
 #include <vector>

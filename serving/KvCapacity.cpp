@@ -1,6 +1,6 @@
 #include "serving/KvCapacity.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 

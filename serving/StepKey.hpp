@@ -11,7 +11,7 @@
  *   dp_unsplit: a DP rank below its DBO threshold keeps the whole step unsplit (StepKey::dp_unsplit). */
 #pragma once
 #include "models/OpCost.hpp"
-#include "sim/Op.hpp"
+#include "sim/plan/Op.hpp"
 
 #include <array>
 #include <compare>

@@ -1,6 +1,6 @@
 #include "serving/Workload.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "serving/DetRng.hpp"
 

@@ -1,7 +1,7 @@
 /* dbosim tests — runs a simulation in a forked child: SimGrid allows one simulation per process, so a test that
- * compares two runs does each in a fresh child (sim/ChildProcess) and gets plain data back through its pipe. */
+ * compares two runs does each in a fresh child (base/ChildProcess) and gets plain data back through its pipe. */
 #pragma once
-#include "sim/ChildProcess.hpp"
+#include "base/ChildProcess.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,8 +2,8 @@
  * the behaviour it names (the step plan's SMs and recv hooks, the experts' layout, the scenario rules, the kernels of
  * D and C, the vLLM launch). A new row is checked by these loops without a line of its own here. */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -12,7 +12,7 @@
 #include "models/CommOps.hpp"
 #include "models/FfnOps.hpp"
 #include "plan/LaunchCommand.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

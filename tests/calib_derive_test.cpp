@@ -1,10 +1,10 @@
 /* dbosim tests — derived profiles (calibrate/ProfileDerive): a GPU sharing a measured GPU's compute die, with its
  * own HBM and links. The rule in closed form, the synthetic parent it is applied to, and the shipped files. */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "calibrate/ProfileDerive.hpp"
 #include "calibrate/TableWork.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "models/OpTables.hpp"
 
 #include <catch2/catch.hpp>

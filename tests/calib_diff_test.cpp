@@ -1,9 +1,9 @@
 /* dbosim tests — `dbosim-calibrate diff` (calibrate/ProfileDiff, StepDiff, DiffCommand): two profiles compared family
  * by family, the step times of scenarios under each, and the --max-step-ratio gate. */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "calibrate/DiffCommand.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

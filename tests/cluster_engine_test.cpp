@@ -1,10 +1,10 @@
 /* dbosim tests — ClusterEngine: collectives couple the rank classes (a collective ends when its slowest participant
  * does), and identical ranks replay exactly as the single-rank TimelineEngine. One simulation per process: a second
  * one runs in a forked child. */
-#include "sim/ClusterEngine.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/ClusterEngine.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include "InChild.hpp"
 

@@ -3,7 +3,7 @@
  * replication recovers part of it. Each run is its own SimGrid simulation, in a forked child. */
 #include "InChild.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ClusterRun.hpp"
+#include "sim/engine/ClusterRun.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

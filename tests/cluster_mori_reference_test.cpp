@@ -6,8 +6,8 @@
  * leave-one-out check; the bandwidth points are out of sample. Also: the `mori:` keys' input errors. */
 #include "TempDir.hpp"
 
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "models/All2AllModel.hpp"

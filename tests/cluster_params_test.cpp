@@ -2,14 +2,14 @@
  * values) for a bad routing name, a histogram of the wrong size, redundant experts without EPLB or not dividing
  * (checked by the scenario loader). */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ClusterPlanBuilder.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/plan/ClusterPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

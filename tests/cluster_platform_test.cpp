@@ -6,8 +6,8 @@
 #include "config/NetworkFactsLoader.hpp"
 #include "models/All2AllModel.hpp"
 #include "models/CommOps.hpp"
-#include "sim/ClusterPlatform.hpp"
-#include "sim/SimConfig.hpp"
+#include "sim/engine/ClusterPlatform.hpp"
+#include "sim/engine/SimConfig.hpp"
 
 #include <simgrid/s4u.hpp>
 

@@ -2,7 +2,7 @@
  * per-rank spread and straggler, one trace process per rank; byte-identical outputs for equal inputs. No SimGrid:
  * the max-plus replay (exact when no resource is shared inside a rank; tested equal to SimGrid elsewhere). */
 #include "config/ScenarioLoader.hpp"
-#include "sim/ClusterRun.hpp"
+#include "sim/engine/ClusterRun.hpp"
 
 #include <catch2/catch.hpp>
 

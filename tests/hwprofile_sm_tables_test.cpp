@@ -1,6 +1,6 @@
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 
 #include <catch2/catch.hpp>
 

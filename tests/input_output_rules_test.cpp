@@ -2,7 +2,7 @@
  * and at the CLI: every problem is an InputError (exit 2) naming the path, never a bad_alloc or exit 1. */
 #include "RunShell.hpp"
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/OutputDir.hpp"

@@ -1,4 +1,4 @@
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ModelLoader.hpp"
 
 #include <catch2/catch.hpp>

@@ -8,7 +8,7 @@
 #include "models/OpCost.hpp"
 #include "models/StepWork.hpp"
 #include "opcost_test_support.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

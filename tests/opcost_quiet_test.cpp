@@ -2,7 +2,7 @@
  * every micro-batch, full-GPU and partitioned, the work outside the layers) is the same with and without them. */
 #include "config/ScenarioLoader.hpp"
 #include "models/CostExplain.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 /* dbosim tests — hardware profiles built in code for the op-cost tests (the YAML loader is tested elsewhere). */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 
 namespace dbosim::test {
 

@@ -1,13 +1,14 @@
-/* The output guards (sim/OutputGuards, sim/TimelineCheck's duration check, the cost guards at the plan's edge): each
- * fed a corrupted summary, timeline or profile must refuse it, naming the figure or op. No simulation here. */
-#include "config/InputError.hpp"
+/* The output guards (sim/output/OutputGuards, sim/output/TimelineCheck's duration check, the cost guards at the plan's
+ * edge): each fed a corrupted summary, timeline or profile must refuse it, naming the figure or op. No simulation here.
+ */
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "models/CostGuards.hpp"
-#include "sim/OutputGuards.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/StepPlanBuilder.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineCheck.hpp"
+#include "sim/output/OutputGuards.hpp"
+#include "sim/output/TimelineCheck.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 /* dbosim tests — plan files: the shipped plans load, points are the sweep's cartesian product, and a bad plan gets a
  * located error naming the plan file (never the scratch copy the scenario loader reads). */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "plan/PlanPoints.hpp"
 #include "plan/PlanSpec.hpp"
 

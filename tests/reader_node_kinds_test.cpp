@@ -3,8 +3,8 @@
  * (exit 2, naming file, line and key) may come out: a yaml-cpp exception or any other escaping is a crash at the CLI.
  */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"

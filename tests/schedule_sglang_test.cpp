@@ -1,7 +1,7 @@
 /* sglang_tbo: SGLang's two-batch overlap orders (sim/schedules/SglangTbo.cpp) — decode is DeepSeek's decode order,
  * prefill runs each stage of micro-batch 0 then the same stage of micro-batch 1. Schedules only, no simulation. */
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 /* The serving keys in a scenario: defaults keep the single-step run, vLLM's names are read, bad values and bad
  * sweep sections are InputErrors naming file, line and key. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
 

@@ -3,7 +3,7 @@
  * the published post-EPLB residual (models/ExpertImbalance) makes the MoE layers slower by the expected factor; the
  * ITL split by cause sums to the ITL. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -14,7 +14,7 @@
 #include "opcost_test_support.hpp"
 #include "serving/EngineOracle.hpp"
 #include "serving_test_support.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

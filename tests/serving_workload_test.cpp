@@ -1,6 +1,6 @@
 /* Workloads: deterministic draws, the rate and burstiness of the arrivals, length ranges, and the CSV trace. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "serving/DetRng.hpp"
 #include "serving/Workload.hpp"
 

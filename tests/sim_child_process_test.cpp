@@ -1,6 +1,6 @@
 /* sim::ChildProcess: every way a forked child can end reads back as one outcome, with its result or its message. */
-#include "config/InputError.hpp"
-#include "sim/ChildProcess.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
 /* Closed-form checks of the timeline engine on small hand-computed cases (synthetic op durations, no model).
  * One TEST_CASE per process: SimGrid runs one simulation per process (ctest runs each case on its own). */
-#include "sim/Metrics.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/output/Metrics.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

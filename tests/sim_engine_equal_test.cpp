@@ -1,16 +1,16 @@
-/* The two engines agree: the max-plus replay (sim/StepEngine's replay) gives SimGrid's op records wherever it is
+/* The two engines agree: the max-plus replay (sim/engine/StepEngine's replay) gives SimGrid's op records wherever it is
  * exact — every shipped scenario under every schedule it can run, one rank and every rank, and randomized plans — and
  * the engine choice refuses or falls back where it is not. SimGrid runs in forked children (one per process). */
-#include "config/InputError.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/ClusterRun.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/StepPlanBuilder.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/ClusterRun.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 /* Invariants of every replay: no two ops overlap on one stream, every dependency is respected, no op starts before
  * the host issued it, and the host's issue times follow its costs. One schedule (one simulation) per TEST_CASE. */
-#include "sim/Metrics.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineCheck.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/output/Metrics.hpp"
+#include "sim/output/TimelineCheck.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 /* dbosim tests — sim::JsonStream writes what nlohmann::json::dump() writes (the trace files read the same as when they
  * were built as a JSON tree): numbers of every magnitude a trace holds and beyond, escapes, nesting. */
-#include "sim/JsonStream.hpp"
+#include "base/JsonStream.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

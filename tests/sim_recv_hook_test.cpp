@@ -3,13 +3,13 @@
  * landing. Plans,
  * schedules, the single-rank engine, the cluster's SimGrid run and max-plus replay, and the timeline checker. One
  * simulation per process: each runs in a forked child. */
-#include "config/InputError.hpp"
-#include "sim/ClusterEngine.hpp"
-#include "sim/Metrics.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineCheck.hpp"
-#include "sim/TimelineEngine.hpp"
+#include "base/InputError.hpp"
+#include "sim/engine/ClusterEngine.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/output/Metrics.hpp"
+#include "sim/output/TimelineCheck.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include "InChild.hpp"
 

@@ -2,14 +2,14 @@
  * invariant fails loudly in every caller (dbosim run, the serving oracle, validate's replays). Each simulation runs
  * in a forked child: SimGrid allows one per process. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/StepPlanBuilder.hpp"
-#include "sim/SyntheticPlan.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 #include "validate/ChildSim.hpp"
 
 #include <catch2/catch.hpp>

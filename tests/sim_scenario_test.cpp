@@ -2,13 +2,13 @@
  * SimGrid runs one simulation per process, so a comparison runs its second simulation in a forked child. */
 #include "InChild.hpp"
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/Metrics.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/output/Metrics.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

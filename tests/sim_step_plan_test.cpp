@@ -1,6 +1,6 @@
 /* StepPlanBuilder: vLLM's DBO rules and the engine settings derived from a Scenario, with synthetic op costs. */
-#include "config/InputError.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "base/InputError.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 /* The invariant checker itself must catch broken timelines (no simulation here). */
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineCheck.hpp"
+#include "sim/output/TimelineCheck.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,9 +4,9 @@
  * No SimGrid: the exact max-plus replay, and the CLI in child processes. */
 #include "RunShell.hpp"
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
-#include "sim/ClusterRun.hpp"
+#include "sim/engine/ClusterRun.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

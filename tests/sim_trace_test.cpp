@@ -1,10 +1,10 @@
 /* The Chrome trace and summary.json of a small DBO step: tracks, op names and args, flow arrows, SM counter. */
-#include "sim/Metrics.hpp"
-#include "sim/ScheduleRegistry.hpp"
-#include "sim/Summary.hpp"
-#include "sim/SyntheticPlan.hpp"
-#include "sim/TimelineEngine.hpp"
-#include "sim/TraceWriter.hpp"
+#include "sim/engine/TimelineEngine.hpp"
+#include "sim/output/Metrics.hpp"
+#include "sim/output/Summary.hpp"
+#include "sim/output/TraceWriter.hpp"
+#include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,13 +2,13 @@
  * verification tokens against DBO's decode threshold, the draft module's cost (one pass per draft token), the
  * acceptance draws, and ITL/TPOT in the serving loop. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "models/SpecDecode.hpp"
 #include "serving/SpecAcceptance.hpp"
 #include "serving_test_support.hpp"
-#include "sim/SpecDecodeStep.hpp"
-#include "sim/StepPlanBuilder.hpp"
+#include "sim/plan/SpecDecodeStep.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 /* dbosim validate — reference cases (validate/cases/) and the report arithmetic: error %, MAPE per group, the gate's
  * 2-point slack, strict case files. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/RefCases.hpp"
 

@@ -4,7 +4,7 @@
  * recorded error. */
 #include "RunShell.hpp"
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/E2eCases.hpp"
 #include "validate/ErrorBand.hpp"

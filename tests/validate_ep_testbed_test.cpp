@@ -4,7 +4,7 @@
  * Also the collective's keys (world_size, kind all_to_all, ranks) and per-rank recordings are read strictly. */
 #include "TempDir.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "validate/ExternalTestbed.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,10 +2,10 @@
  * valid), the shipped testbed converted to it predicts the shipped path's makespan, and recordings are read as
  * Chrome traces or CSV. */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/InputFile.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 #include "validate/ChildSim.hpp"
 #include "validate/ExternalTestbed.hpp"
 #include "validate/TestbedPlan.hpp"

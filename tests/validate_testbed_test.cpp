@@ -1,10 +1,10 @@
 /* dbosim validate — the overlap testbed's plans and predictions: the plan file is the schedule builder's op list
  * with its cross-stream waits; op durations come from the profile's tables and SM curves; shapes are strict. */
 #include "TempDir.hpp"
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "models/OpTables.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 #include "validate/TestbedPlan.hpp"
 
 #include <catch2/catch.hpp>

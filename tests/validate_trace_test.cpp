@@ -1,7 +1,7 @@
 /* dbosim validate — trace import: the rule table on the profile-data kernel CSV and on Chrome traces, errors on
  * malformed input, and the CLI comparison against a dbosim trace. */
 #include "TempDir.hpp"
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "validate/TraceImport.hpp"
 
 #include <catch2/catch.hpp>

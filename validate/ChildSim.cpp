@@ -1,9 +1,9 @@
 #include "validate/ChildSim.hpp"
 
-#include "config/InputError.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/RunStep.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 /* dbosim validate — replays a StepPlan on the engine in a forked child (SimGrid runs one simulation per process) and
  * returns every op's predicted start and end. */
 #pragma once
-#include "sim/StepPlan.hpp"
+#include "sim/plan/StepPlan.hpp"
 
 #include <string>
 #include <vector>

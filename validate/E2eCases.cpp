@@ -1,12 +1,12 @@
 #include "validate/E2eCases.hpp"
 
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

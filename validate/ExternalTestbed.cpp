@@ -1,10 +1,10 @@
 #include "validate/ExternalTestbed.hpp"
 
-#include "config/InputError.hpp"
+#include "base/ChildProcess.hpp"
+#include "base/InputError.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpTables.hpp"
-#include "sim/ChildProcess.hpp"
-#include "sim/RunStep.hpp"
+#include "sim/engine/RunStep.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

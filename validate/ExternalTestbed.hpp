@@ -3,9 +3,9 @@
  * the copy kernel's bandwidth curve, as for the shipped testbed), the schedule's graph built from the op list itself
  * (streams, dependencies, host issue order), replayed by sim::run_step in a child process. */
 #pragma once
-#include "models/HwProfile.hpp"
-#include "sim/Schedule.hpp"
-#include "sim/StepPlan.hpp"
+#include "hw/HwProfile.hpp"
+#include "sim/plan/StepPlan.hpp"
+#include "sim/schedules/Schedule.hpp"
 #include "validate/CaseResult.hpp"
 #include "validate/OpRecording.hpp"
 #include "validate/TestbedOps.hpp"

@@ -1,6 +1,6 @@
 #include "validate/OpRecording.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 #include "validate/TraceImport.hpp"
 

@@ -2,8 +2,8 @@
 
 #include "validate/E2eCases.hpp"
 
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
-#include "config/InputError.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/YamlMap.hpp"

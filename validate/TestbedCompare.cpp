@@ -1,9 +1,9 @@
 #include "validate/TestbedCompare.hpp"
 
-#include "config/AtomicFile.hpp"
-#include "config/InputError.hpp"
+#include "base/AtomicFile.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 #include "validate/ChildSim.hpp"
 #include "validate/TestbedPlan.hpp"
 

@@ -4,7 +4,7 @@
  * kind's total time per case (group testbed_op/<variant>, reported). Measured figures are medians over the recorded
  * repeats. */
 #pragma once
-#include "models/HwProfile.hpp"
+#include "hw/HwProfile.hpp"
 #include "validate/CaseResult.hpp"
 
 #include <string>

@@ -1,6 +1,6 @@
 #include "validate/TestbedOps.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/YamlMap.hpp"
 
 #include <fmt/format.h>

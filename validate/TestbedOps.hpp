@@ -4,8 +4,8 @@
  * the SM-resident copy kernel, an all-to-all collective); optionally a green-context partition and the world size
  * (the list is one rank's program when it is above 1). Read strictly into plain data. */
 #pragma once
-#include "models/DType.hpp"
-#include "sim/Op.hpp"
+#include "hw/DType.hpp"
+#include "sim/plan/Op.hpp"
 
 #include <string>
 #include <vector>

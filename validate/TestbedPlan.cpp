@@ -1,6 +1,6 @@
 #include "validate/TestbedPlan.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpTables.hpp"
 

@@ -3,9 +3,9 @@
  * curve, the interference factors), and the same case as the plan file the CUDA testbed executes: the op list the
  * engine's schedule builder produces, in host issue order, with each op's stream and cross-stream waits. */
 #pragma once
-#include "models/HwProfile.hpp"
-#include "sim/Schedule.hpp"
-#include "sim/StepPlan.hpp"
+#include "hw/HwProfile.hpp"
+#include "sim/plan/StepPlan.hpp"
+#include "sim/schedules/Schedule.hpp"
 #include "validate/TestbedOps.hpp"
 #include "validate/TestbedShape.hpp"
 

@@ -1,6 +1,6 @@
 #include "validate/TestbedShape.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/YamlMap.hpp"
 
 namespace dbosim::validate {

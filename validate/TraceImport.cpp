@@ -1,6 +1,6 @@
 #include "validate/TraceImport.hpp"
 
-#include "config/InputError.hpp"
+#include "base/InputError.hpp"
 #include "config/InputFile.hpp"
 
 #include <fmt/format.h>

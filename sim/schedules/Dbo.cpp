@@ -8,7 +8,7 @@
  * other micro-batch's thread, which runs the registered hook before its own next step (dbo_maybe_run_recv_hook), on
  * that thread's current stream, the compute stream (vLLM's DeepEP low-latency prepare/finalize switches no stream): a
  * receive kernel takes its time from compute. */
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {
 

@@ -1,5 +1,5 @@
 /* dbosim — DeepSeek's own two-micro-batch overlap (docs/domain.md §6, profile_data). */
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {
 

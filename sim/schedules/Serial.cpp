@@ -1,5 +1,5 @@
 /* dbosim — serial and async-combine schedules (no micro-batches). */
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {
 

@@ -10,7 +10,7 @@
  * Prefill (delta 0; stages: [A0, A1, gate, D send] [D recv, MLP, C send] [S, C recv]): per layer
  *   A_0 D_0 | A_1 D_1 | MLP_0 C_0 | MLP_1 C_1 | S_0 | S_1
  * so D_0 is under A_1, D_1 under MLP_0, C_0 under MLP_1 and S_0, C_1 under S_0 and S_1. */
-#include "sim/ScheduleRegistry.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
 
 namespace dbosim::sim {
 

@@ -1,0 +1,99 @@
+#include "sim/engine/ClusterRun.hpp"
+
+#include "base/InputError.hpp"
+#include "sim/engine/RunStep.hpp"
+#include "sim/output/OutputGuards.hpp"
+#include "sim/output/TimelineCheck.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+namespace dbosim::sim {
+
+const models::NetworkFacts& scenario_network_facts(const Scenario& sc) { return sc.network; }
+
+std::string cluster_timeline_bytes(const ClusterTimeline& ct)
+{
+  Timeline steps;
+  steps.step_time_us = ct.step_time_us;
+  std::string out    = timeline_bytes(steps);
+  for (const Timeline& tl : ct.classes) {
+    const std::string one = timeline_bytes(tl);
+    const std::size_t n   = one.size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof n);
+    out += one;
+  }
+  return out;
+}
+
+ClusterTimeline cluster_timeline_from_bytes(const std::string& bytes)
+{
+  auto take = [&](std::size_t at, std::size_t n) {
+    if (at + n > bytes.size())
+      throw InternalError(fmt::format("a cluster timeline of {} bytes ends early (at {})", bytes.size(), at));
+    return bytes.substr(at, n);
+  };
+  const std::string head = take(0, 2 * sizeof(std::uint64_t));
+  std::uint64_t steps    = 0;
+  std::memcpy(&steps, head.data() + sizeof steps, sizeof steps);
+  const std::size_t head_n = 2 * sizeof steps + steps * sizeof(double);
+  ClusterTimeline ct;
+  ct.step_time_us = timeline_from_bytes(take(0, head_n)).step_time_us;
+  std::size_t at  = head_n;
+  while (at < bytes.size()) {
+    std::size_t n = 0;
+    std::memcpy(&n, take(at, sizeof n).data(), sizeof n);
+    at += sizeof n;
+    ct.classes.push_back(timeline_from_bytes(take(at, n)));
+    at += n;
+  }
+  return ct;
+}
+
+ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
+                       const std::vector<std::string>& simgrid_args, EngineKind engine_kind,
+                       const std::string& engine_option)
+{
+  ClusterRun out;
+  out.plan  = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc), opt);
+  out.sched = build_schedule(out.plan.classes.at(0));
+  ClusterEngine engine(out.sched, out.plan.classes);
+  const auto t0             = std::chrono::steady_clock::now();
+  const std::string inexact = engine.replay_inexact_reason();
+  if (engine_kind == EngineKind::replay && !inexact.empty())
+    refuse_inexact_replay(engine_option, inexact);
+  out.simgrid = engine_kind == EngineKind::simgrid || !inexact.empty();
+  if (!out.simgrid)
+    out.timeline = engine.replay(steps);
+  else if (engine_kind == EngineKind::simgrid)
+    out.timeline = engine.run(steps, simgrid_args);
+  else
+    out.timeline = cluster_timeline_from_bytes(simgrid_child_bytes(
+        [&] { return cluster_timeline_bytes(engine.run(steps, simgrid_args)); }, "the cluster step"));
+  out.engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.metrics       = cluster_metrics(out.plan, out.timeline);
+  return out;
+}
+
+RankStep representative_step(const ClusterRun& run)
+{
+  RankStep out;
+  out.rank                         = run.metrics.representative;
+  out.rank_class                   = run.plan.ranks.at(static_cast<std::size_t>(out.rank)).rank_class;
+  out.plan                         = &run.plan.classes.at(static_cast<std::size_t>(out.rank_class));
+  out.sched                        = build_schedule(*out.plan);
+  const std::vector<Timeline>& tls = run.timeline.classes;
+  for (std::size_t c = 0; c < tls.size(); ++c)
+    require_no_violations(timeline_violations(run.sched, tls[c]),
+                          fmt::format("the cluster replay breaks an invariant on rank class {}", c));
+  const Timeline& tl = tls.at(static_cast<std::size_t>(out.rank_class));
+  require_valid_timeline(out.sched, tl);
+  out.metrics = compute_metrics(out.sched, tl);
+  return out;
+}
+
+} // namespace dbosim::sim

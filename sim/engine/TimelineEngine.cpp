@@ -1,0 +1,76 @@
+#include "sim/engine/TimelineEngine.hpp"
+
+#include "base/InputError.hpp"
+#include "sim/engine/StreamActors.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace sg4 = simgrid::s4u;
+
+namespace dbosim::sim {
+
+TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sched_(sched), plan_(plan)
+{
+  const OpGraph& g = sched.graph;
+  host_cost_us_.assign(sched.num_ops(), 0);
+  const HostParams& hp = plan.host;
+  int prev_thread      = -1;
+  for (OpVertex v : sched.issue_order) {
+    const Op& op  = g[v];
+    double events = 0;
+    for (auto [e, end] = boost::in_edges(v, g); e != end; ++e)
+      if (g[*e].kind == EdgeKind::data && g[boost::source(*e, g)].stream != op.stream)
+        events += hp.event_us; // cudaStreamWaitEvent
+    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
+      if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream) {
+        events += hp.event_us; // one cudaEventRecord serves every consumer
+        break;
+      }
+    const double handoff = prev_thread >= 0 && op.host_thread != prev_thread ? hp.handoff_us : 0.0;
+    prev_thread          = op.host_thread;
+    if (hp.cuda_graph) // a graph replay issues with no per-kernel host cost
+      host_cost_us_[v] = 0;
+    else if (hp.piecewise) // the splitting ops' kernels eagerly, one launch per piece; events are captured in pieces
+      host_cost_us_[v] = op.eager_kernels * hp.launch_cpu_us + op.graph_launches * hp.graph_launch_us + handoff;
+    else
+      host_cost_us_[v] = op.kernels * hp.launch_cpu_us + events + handoff;
+  }
+}
+
+Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_args)
+{
+  if (steps < 1)
+    throw InternalError("TimelineEngine::run: steps must be >= 1");
+  std::unique_ptr<sg4::Engine> engine = make_engine("TimelineEngine::run", simgrid_args);
+
+  auto* zone = sg4::create_full_zone("rank0");
+  StreamRun st;
+  st.sched       = &sched_;
+  st.plan        = &plan_;
+  st.steps       = steps;
+  st.gpu         = zone->create_host("gpu0", plan_.gpu.sm_count * units_per_s);
+  st.fabric      = zone->create_host("fabric0", units_per_s);
+  sg4::Host* cpu = zone->create_host("cpu0", units_per_s);
+  zone->seal();
+
+  const std::size_t n = sched_.num_ops();
+  std::vector<double> stream_us(n), flight_us(n);
+  for (OpVertex v = 0; v < n; ++v) {
+    stream_us[v] = stream_duration_us(sched_.graph[v], plan_);
+    flight_us[v] = sched_.graph[v].flight_us;
+  }
+  prepare_stream_run(st, host_cost_us_, stream_us, flight_us);
+  start_stream_actors(st, cpu, "");
+  engine->run();
+
+  if (static_cast<int>(st.timeline.step_time_us.size()) != steps)
+    throw InternalError(
+        fmt::format("schedule {}: the replay deadlocked ({} of {} ops of the step ran)", sched_.name, st.ops_done, n));
+  return std::move(st.timeline);
+}
+
+} // namespace dbosim::sim

@@ -1,0 +1,56 @@
+/* The models-backed cost source: kept apart so that code which only replays synthetic plans does not link models. */
+#include "sim/plan/StepPlanBuilder.hpp"
+
+#include "models/CostGuards.hpp"
+#include "models/StepWork.hpp"
+
+namespace dbosim::sim {
+
+CostSource model_cost_source(const Scenario& sc)
+{
+  // The scenario is captured by pointer: the CostSource must not outlive it.
+  const Scenario* s = &sc;
+  return CostSource{
+      [s](const models::StepShape& shape, bool moe, int comm_sms) {
+        models::LayerCosts costs =
+            models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
+        models::check_layer_bounds(costs, s->hw); // no op faster than the peak, no D/C above the fastest link
+        return costs;
+      },
+      [s](const models::OpCost& op, int sms) {
+        models::OpCost partitioned = op;
+        partitioned.duration_us    = models::duration_on_sms_us(s->hw, op, sms);
+        models::check_op_bounds(partitioned, s->hw);
+        return partitioned.duration_us;
+      },
+      [s](const models::StepShape& shape) {
+        models::OpCost mlp =
+            models::routed_mlp_cost(s->model, s->hw, s->parallel, shape, s->cluster.routing.redundant_experts);
+        models::check_op_bounds(mlp, s->hw);
+        return mlp;
+      },
+      [s](const models::StepShape& shape) {
+        models::OpCost work = models::step_work_cost(s->model, s->hw, s->parallel, shape);
+        models::check_op_bounds(work, s->hw);
+        return work;
+      },
+  };
+}
+
+models::CommSetup comm_setup(const Scenario& sc, int comm_sms)
+{
+  models::CommSetup c;
+  c.net              = sc.parallel.ep > 1 ? &sc.network : nullptr;
+  c.gpus_per_node    = sc.hw.nvlink_domain_size > 0 ? sc.hw.nvlink_domain_size : sc.cluster.gpus_per_node;
+  c.comm_sms         = comm_sms;
+  c.oversubscription = sc.cluster.oversubscription;
+  c.routing          = sc.cluster.routing;
+  c.routing.seed     = sc.seed;
+  // A serving run's steps carry the post-EPLB residual by default (serving.expert_load); a single step keeps the
+  // balanced expected traffic, and the cluster path draws its own routing.
+  const bool serving = sc.requests.num_prompts > 0 || !sc.requests.trace.empty();
+  c.expert_load      = serving ? sc.serving.expert_load : models::ExpertLoadModel::ideal;
+  return c;
+}
+
+} // namespace dbosim::sim

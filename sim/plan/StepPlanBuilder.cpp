@@ -1,0 +1,293 @@
+#include "sim/plan/StepPlanBuilder.hpp"
+
+#include "base/InputError.hpp"
+#include "sim/schedules/ScheduleRegistry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dbosim::sim {
+
+using models::Phase;
+
+/* Piecewise CUDA graphs (vLLM's PIECEWISE mode, vllm/compilation/backends.py: split_graph cuts the model's FX graph
+ * at every splitting op; each piece between two is captured and replayed as one CUDA graph, the splitting op runs
+ * eagerly): the kernels of a splitting op (models::GraphSplit: attention always, the fused-MoE op where the backend
+ * makes it one) are eager; every run of captured kernels that follows one is a piece, one graph launch. The layer
+ * repeats, so the launch before a layer's first op is its own last one (a cycle); the piece that holds the step's
+ * first layers' head (embedding ...) is the step's own first launch (host_loop). */
+static void count_pieces(const models::LayerCosts& lc, std::vector<OpSpec>& specs, bool split_moe)
+{
+  auto is_split = [split_moe](models::GraphSplit g) {
+    return g == models::GraphSplit::attention || (split_moe && g == models::GraphSplit::moe);
+  };
+  auto launches = [](const models::OpCost& c) {
+    if (!c.launch_split.empty() && static_cast<int>(c.launch_split.size()) != c.kernels)
+      throw InternalError(
+          fmt::format("{}: {} launches but {} split tags", op_kind_name(c.kind), c.kernels, c.launch_split.size()));
+    return c.launch_split.empty() ? std::vector<models::GraphSplit>(std::max(0, c.kernels), models::GraphSplit::none)
+                                  : c.launch_split;
+  };
+  bool prev_split = false; // the layer's last launch, as the one before its first
+  for (const models::OpCost& c : lc.ops)
+    for (models::GraphSplit g : launches(c))
+      prev_split = is_split(g);
+  for (std::size_t i = 0; i < lc.ops.size(); ++i)
+    for (models::GraphSplit g : launches(lc.ops[i])) {
+      const bool sp = is_split(g);
+      if (sp)
+        ++specs[i].eager_kernels;
+      else if (prev_split)
+        ++specs[i].graph_launches;
+      prev_split = sp;
+    }
+}
+
+/* `recv_hooks`: D and C whose model separates a receive kernel run as send + recv hook. `piecewise`: count each op's
+ * eager kernels and graph launches (count_pieces), the fused-MoE op a splitting op when `split_moe`. */
+static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSource& costs, int compute_sms,
+                                    bool partition, bool recv_hooks, bool piecewise, bool split_moe)
+{
+  std::vector<OpSpec> out;
+  for (const models::OpCost& c : lc.ops) {
+    OpSpec s{c.kind, c.duration_us, c.duration_us, c.kernels};
+    if (partition && !is_comm_kind(c.kind))
+      s.partitioned_duration_us = costs.on_sms(c, compute_sms);
+    if (!std::isfinite(s.duration_us) || s.duration_us < 0 || !std::isfinite(s.partitioned_duration_us) ||
+        s.partitioned_duration_us < 0 || s.kernels < 0)
+      throw InternalError(fmt::format("cost model gave {} a duration of {} us ({} on {} SMs, {} kernels)",
+                                      op_kind_name(c.kind), c.duration_us, s.partitioned_duration_us, compute_sms,
+                                      c.kernels));
+    out.push_back(s);
+  }
+  if (piecewise)
+    count_pieces(lc, out, split_moe);
+  if (recv_hooks)
+    for (const models::OpCost& c : lc.ops)
+      if (is_comm_kind(c.kind) && c.recv_us > 0)
+        split_recv_hook(out, c.kind, c.recv_us);
+  return out;
+}
+
+static double interference(const models::HwProfile& hw, const char* key, StepPlan& plan)
+{
+  auto it = hw.interference.find(key);
+  if (it == hw.interference.end()) {
+    plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
+    return 1.0;
+  }
+  return it->second;
+}
+
+StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt)
+{
+  const OverlapConfig& o      = sc.overlap;
+  const WorkloadConfig& w     = sc.workload;
+  const models::HwProfile& hw = sc.hw;
+  StepPlan plan;
+  plan.num_layers    = sc.model.num_layers;
+  plan.first_k_dense = std::min(sc.model.first_k_dense, sc.model.num_layers);
+  if (plan.num_layers <= 0)
+    throw InputError(sc.file, 0, 0, "model", fmt::format("model {} has no layers", sc.model.name), ">= 1 layer");
+  if (hw.sm_count <= 0)
+    throw InputError(sc.file, 0, 0, "hw", fmt::format("profile {} has no sm_count", hw.name), ">= 1");
+  if (w.tokens_per_rank < 0)
+    throw InputError(sc.file, 0, 0, "workload.tokens_per_rank", "negative token count", ">= 0");
+
+  // ---- DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils).
+  const int padded    = std::max(w.tokens_per_rank, opt.max_tokens_across_dp);
+  const bool decode   = w.phase == Phase::decode;
+  plan.prefill        = !decode;
+  const int threshold = o.dbo_token_threshold(decode);
+  const bool split    = o.dbo_enabled() && padded >= threshold && opt.dp_ranks_agree_ubatch;
+  if (o.dbo_enabled() && padded < threshold)
+    plan.notes.push_back(fmt::format("DBO on, but {} tokens are below the {} threshold {}: the step runs unsplit",
+                                     padded, decode ? "decode" : "prefill", threshold));
+  else if (o.dbo_enabled() && !split)
+    plan.notes.push_back("DBO on, but a DP rank's own tokens are below its threshold: every rank runs unsplit (vLLM "
+                         "micro-batches only when all DP ranks agree)");
+  const int nub = split ? o.num_ubatches() : 1;
+  if (nub > 2)
+    throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
+                     fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
+
+  // ---- Schedule: --schedule, else overlap.schedule for the steps with its micro-batch count, else vLLM's rules.
+  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
+  const auto entry       = [](const std::string& name) -> const ScheduleEntry* {
+    for (const ScheduleEntry& e : schedule_registry())
+      if (name == e.name)
+        return &e;
+    return nullptr;
+  };
+  plan.schedule = opt.schedule;
+  if (plan.schedule.empty() && !o.schedule.empty()) {
+    const ScheduleEntry* e = entry(o.schedule);
+    if (!e)
+      throw InputError(sc.file, 0, 0, "overlap.schedule", fmt::format("unknown schedule '{}'", o.schedule),
+                       schedule_names());
+    plan.schedule = e->num_ubatches == nub ? o.schedule : rule;
+    if (e->num_ubatches != nub)
+      plan.notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)",
+                                       o.schedule, e->num_ubatches, nub, rule));
+  }
+  if (plan.schedule.empty())
+    plan.schedule = rule;
+  if (split && o.async_combine)
+    plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
+                            "dbo_enabled())");
+  const ScheduleEntry* chosen = entry(plan.schedule);
+  if (!chosen)
+    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
+                     schedule_names());
+  if (chosen->num_ubatches != nub) {
+    std::string fitting;
+    for (const ScheduleEntry& e : schedule_registry())
+      if (e.num_ubatches == nub)
+        fitting += (fitting.empty() ? "" : ", ") + std::string(e.name);
+    throw InputError(
+        sc.file, 0, 0, "--schedule",
+        fmt::format("schedule {} needs {} micro-batch(es); this step has {}", chosen->name, chosen->num_ubatches, nub),
+        fitting);
+  }
+
+  // ---- SM partition (models/All2AllTable.hpp): a backend that honours dbo_comm_sms (DeepEP high-throughput) holds
+  //      comm_sms under DBO; one whose kernels hold no SMs (DeepEP low-latency, max_sms_used 0) holds none.
+  const models::All2AllTraits& a2a = models::all2all_traits_of(sc.parallel.backend);
+  const bool host_sync             = sc.execution.host_sync_after_comm;
+  if (o.dbo_comm_sms < 0 || o.dbo_comm_sms >= hw.sm_count)
+    throw InputError(sc.file, 0, 0, "overlap.dbo_comm_sms", fmt::format("{} SMs", o.dbo_comm_sms),
+                     fmt::format("0 .. {}", hw.sm_count - 1));
+  bool partition = split && a2a.honours_dbo_comm_sms && o.dbo_comm_sms > 0;
+  if (partition && host_sync) {
+    partition = false;
+    plan.notes.emplace_back("host_sync_after_comm (ROCm DeepEP high-throughput): comm SMs forced to 0");
+  }
+  if (partition && !hw.platform.deepep_ht_dbo_partition) {
+    partition = false;
+    plan.notes.emplace_back(
+        fmt::format("{}: no comm SM partition for DeepEP high-throughput under DBO (platform.deepep_ht_dbo_partition)",
+                    hw.platform.stack));
+  }
+  plan.gpu.sm_count      = hw.sm_count;
+  plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
+  plan.gpu.comm_uses_sms = a2a.holds_sms;
+  if (plan.gpu.comm_uses_sms) {
+    plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
+    plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
+    plan.gpu.comm_slowdown_shared      = interference(hw, "comm_with_compute", plan);
+    plan.gpu.comm_slowdown_partitioned = interference(hw, "comm_with_compute_partitioned", plan);
+  }
+  // DeepEP's high-throughput kernels reserve more than half an SM's shared memory per CTA (intranode dispatch: 768
+  // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
+  // one CTA per SM and no compute CTA beside it.
+  plan.gpu.comm_needs_whole_sms = a2a.whole_sm_ctas;
+  // DeepEP low-latency under DBO: vLLM asks for return_recv_hook, so each D and C is a send kernel, then its data in
+  // flight with no SMs held, then a recv kernel that the other micro-batch's thread issues.
+  const bool recv_hooks = split && a2a.has_recv_hook;
+  if (recv_hooks && sc.parallel.ep > 1)
+    plan.notes.emplace_back("DeepEP low-latency under DBO: D and C run as send + recv hook (return_recv_hook)");
+  for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,
+                   plan.gpu.comm_slowdown_partitioned})
+    if (!(f >= 1.0) || !std::isfinite(f))
+      throw InputError(hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
+
+  // ---- Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph. Piecewise
+  //      graphs for any step up to vLLM's largest capture size (VllmConfig._set_cudagraph_sizes, vllm/config/vllm.py:
+  //      min(max_num_seqs x query length x 2, 512) by default; the CUDA-graph dispatcher runs a larger batch eager).
+  constexpr int max_capture_tokens = 512;
+  const CudaGraphMode mode         = sc.execution.cuda_graph;
+  plan.host.cuda_graph             = mode == CudaGraphMode::full && decode && !host_sync;
+  if (mode == CudaGraphMode::full && !plan.host.cuda_graph)
+    plan.notes.emplace_back(decode ? "host_sync_after_comm: the step runs eager (a synchronize cannot be captured)"
+                                   : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
+  if (mode == CudaGraphMode::piecewise) {
+    plan.host.piecewise = !host_sync && padded <= max_capture_tokens;
+    if (host_sync)
+      plan.notes.emplace_back("host_sync_after_comm: the step runs eager (a synchronize cannot be captured)");
+    else if (!plan.host.piecewise)
+      plan.notes.push_back(fmt::format("{} tokens exceed vLLM's largest CUDA-graph capture size {}: the step runs "
+                                       "eager (no piecewise graph)",
+                                       padded, max_capture_tokens));
+    else
+      plan.notes.push_back(fmt::format(
+          "cuda_graph piecewise: the attention op{} runs eagerly between captured pieces (vLLM splitting_ops)",
+          a2a.piecewise_splits_moe ? " and the fused-MoE op (this backend's dispatch/combine)" : ""));
+  }
+  // Optional profile keys: absent, a stated fallback (noted only where this step uses it).
+  const bool graphs = plan.host.cuda_graph || plan.host.piecewise;
+  auto host_key     = [&](double v, const char* key, bool used, double fallback, const char* what) {
+    if (v >= 0)
+      return v;
+    if (used)
+      plan.notes.push_back(fmt::format("profile {} has no host.{}: {}", hw.name, key, what));
+    return fallback;
+  };
+  plan.host.launch_cpu_us = hw.launch_cpu_us;
+  plan.host.event_us      = hw.event_us;
+  plan.host.handoff_us    = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
+  plan.host.graph_launch_us =
+      host_key(hw.graph_launch_us, "graph_launch", graphs, hw.launch_cpu_us, "a graph launch costs a kernel launch");
+  plan.host.kernel_gap_us       = hw.graph_replay_kernel_us;
+  plan.host.eager_kernel_gap_us = host_key(hw.eager_kernel_gap_us, "eager_kernel_gap", !plan.host.cuda_graph,
+                                           hw.graph_replay_kernel_us, "an eager kernel's GPU gap is the graph's");
+  plan.host.piece_gap_us =
+      host_key(hw.graph_piece_gap_us, "graph_piece_gap", plan.host.piecewise, 0.0, "a piece boundary adds no GPU gap");
+  plan.host.stream_sync_us       = hw.stream_sync_us;
+  plan.host.host_sync_after_comm = host_sync;
+
+  // ---- The step's work outside the layers, on the whole batch after both micro-batches: its kernels back to back
+  //      on the compute stream, each with the graph's per-kernel gap; eager, the host launches each one.
+  if (costs.step_work) {
+    models::StepShape whole;
+    whole.phase               = w.phase;
+    whole.tokens              = padded;
+    whole.batch               = w.tokens_per_rank > 0 ? w.batch : 0;
+    whole.context_len         = w.context_len;
+    const models::OpCost work = costs.step_work(whole);
+    // Piecewise: the embedding and the final norm ride in the first and last pieces, the LM head and the sampler are
+    // priced as under a full graph (dbosim's full graph captures them too).
+    const double gpu_us =
+        work.duration_us + work.kernels * (graphs ? plan.host.kernel_gap_us : plan.host.eager_kernel_gap_us);
+    plan.step_work_us      = graphs ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
+    plan.step_work_kernels = work.kernels;
+    if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
+      throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
+  }
+
+  // ---- Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy.
+  const int compute_sms = hw.sm_count - plan.gpu.comm_sms;
+  for (int u = 0; u < nub; ++u) {
+    const int start = padded * u / nub;
+    const int len   = padded * (u + 1) / nub - start;
+    UbatchCosts c;
+    c.tokens      = len;
+    c.real_tokens = std::clamp(w.tokens_per_rank - start, 0, len);
+    models::StepShape shape;
+    shape.phase       = w.phase;
+    shape.tokens      = len;
+    shape.context_len = w.context_len;
+    shape.batch = padded > 0 && len > 0 ? std::max(1, static_cast<int>(std::lround(1.0 * w.batch * len / padded))) : 0;
+    // One prefill request split over micro-batches at token granularity (vLLM's ubatch slices): slice u holds its
+    // tokens [start, start + len) and attends over the context before them plus its own, so the first slice sees
+    // the shortest context; the last, the whole of it. Slices of padding keep the full context (at least len).
+    if (w.phase == Phase::prefill && w.batch == 1 && nub > 1)
+      shape.context_len = std::max(len, std::min(w.context_len, w.context_len - w.tokens_per_rank + start + len));
+    if (c.real_tokens == 0 && nub > 1)
+      plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
+    if (plan.first_k_dense > 0)
+      c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false,
+                         plan.host.piecewise, false);
+    if (plan.first_k_dense < plan.num_layers) {
+      const models::LayerCosts lc = costs.layer(shape, true, plan.gpu.comm_sms);
+      c.moe = to_specs(lc, costs, compute_sms, partition, recv_hooks, plan.host.piecewise, a2a.piecewise_splits_moe);
+      plan.expert_spin_us += lc.straggler_us * (plan.num_layers - plan.first_k_dense);
+      plan.hot_rank_load = std::max(plan.hot_rank_load, lc.hot_rank_load);
+    }
+    plan.ubatches.push_back(std::move(c));
+  }
+  return plan;
+}
+
+} // namespace dbosim::sim

@@ -1,0 +1,74 @@
+/* dbosim — a schedule: the ops of one step as a Boost.Graph DAG, with stream assignment and host issue order.
+ * A schedule is data: builders (sim/schedules/) only choose the issue order and the stream of each op; the data
+ * dependencies between ops follow from the layer's dataflow (ScheduleBuilder::issue adds them). */
+#pragma once
+#include "sim/plan/Op.hpp"
+#include "sim/plan/StepPlan.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace dbosim::sim {
+
+/** @brief data: the consumer needs the producer's output (a CUDA event wait when they sit on different streams);
+ *  stream: the two ops are consecutive on one stream (FIFO order). */
+enum class EdgeKind : std::uint8_t { data, stream };
+struct OpEdge {
+  EdgeKind kind = EdgeKind::data;
+};
+
+using OpGraph  = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, OpEdge>;
+using OpVertex = OpGraph::vertex_descriptor;
+
+struct Schedule {
+  std::string name;
+  int num_layers      = 0;
+  int num_ubatches    = 1;
+  double step_work_us = 0; ///< StepPlan::step_work_us: serial after the last op, on the compute stream
+  OpGraph graph;
+  /** @brief Host issue order over all threads. DBO's micro-batch threads hand the CPU to each other (yield), so
+   *  only one issues at a time and their interleaving is one sequence. */
+  std::vector<OpVertex> issue_order;
+  std::array<std::vector<OpVertex>, num_streams> stream_order; ///< FIFO order of each stream
+  std::size_t num_ops() const { return boost::num_vertices(graph); }
+};
+
+/** @brief Appends ops to a Schedule in issue order and derives their data dependencies:
+ *  A0(L) <- C(L-1), S(L-1) (MoE) or MLP(L-1) (dense); A1 <- A0; D <- A1; MLP <- D (MoE) or A1 (dense);
+ *  S <- A1; C <- MLP. With recv hooks (the plan lists D_recv/C_recv): D_recv <- D, C_recv <- C, and their
+ *  consumers read the recv hook instead (MLP <- D_recv, A0(L) <- C_recv(L-1)). A dependency must be issued before
+ *  its consumer (a CUDA event wait on an unrecorded event does not wait), else InternalError. */
+class ScheduleBuilder {
+public:
+  ScheduleBuilder(const StepPlan& plan, std::string name);
+  /** @brief Issues op `k` of `layer` for micro-batch `ub` on stream `s` by that micro-batch's host thread.
+   *  Ops the layer does not have (D/C on dense layers, S without shared experts, recv hooks without hooks) are
+   *  skipped. Unless place_recv_hooks() was called, a D or C with a recv hook is followed at once by its hook. */
+  void issue(OpKind k, int layer, int ub, StreamId s);
+  /** @brief The schedule places the recv hooks itself: issue_recv_hook, at the point where the other micro-batch's
+   *  thread runs them (vLLM's dbo_maybe_run_recv_hook). */
+  void place_recv_hooks() { explicit_hooks_ = true; }
+  /** @brief Issues the recv hook of collective `k` (D or C) of `layer`, micro-batch `ub`, on stream `s`, by host
+   *  thread `host_thread`; nothing when the plan has no hook for it. */
+  void issue_recv_hook(OpKind k, int layer, int ub, StreamId s, int host_thread);
+  /** @brief Issues the layer's ops of `ub` in serial order (A0 A1 D MLP S C), compute ops on the compute stream and
+   *  D/C on `comm_stream`. */
+  void issue_serial_layer(int layer, int ub, StreamId comm_stream);
+  const StepPlan& plan() const { return plan_; }
+  Schedule finish();
+
+private:
+  const StepPlan& plan_;
+  Schedule sched_;
+  std::vector<int> issued_; ///< [(ub * layers + layer) * kinds + kind] -> vertex + 1 (0 = not issued)
+  bool explicit_hooks_ = false;
+  int& slot(int ub, int layer, OpKind k);
+  bool has(int ub, int layer, OpKind k) const;
+  void issue_on_thread(OpKind k, int layer, int ub, StreamId s, int host_thread);
+  void add_dep(OpVertex consumer, int ub, int layer, OpKind k);
+};
+
+} // namespace dbosim::sim

@@ -1,0 +1,45 @@
+#include "sim/schedules/ScheduleRegistry.hpp"
+
+#include "base/InputError.hpp"
+
+#include <fmt/format.h>
+
+namespace dbosim::sim {
+
+const std::vector<ScheduleEntry>& schedule_registry()
+{
+#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, engines, doc) ScheduleEntry{#name, doc, &build_##name, ubatches, engines},
+  static const std::vector<ScheduleEntry> table{DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_ENTRY)};
+#undef DBOSIM_SCHEDULE_ENTRY
+  return table;
+}
+
+std::string schedule_names()
+{
+  std::string names;
+  for (const ScheduleEntry& e : schedule_registry())
+    names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return names;
+}
+
+Schedule build_schedule(const StepPlan& plan)
+{
+  for (const ScheduleEntry& e : schedule_registry())
+    if (plan.schedule == e.name) {
+      if (plan.num_ubatches() != e.num_ubatches)
+        throw InternalError(fmt::format("schedule {} needs {} micro-batch(es), the plan has {}", e.name, e.num_ubatches,
+                                        plan.num_ubatches()));
+      return e.build(plan);
+    }
+  throw InternalError(fmt::format("unknown schedule '{}' (valid: {})", plan.schedule, schedule_names()));
+}
+
+void issue_dense_layers_split(ScheduleBuilder& b)
+{
+  // A micro-batch thread only yields at a collective, and dense layers have none: each thread runs all of them.
+  for (int ub = 0; ub < 2; ++ub)
+    for (int layer = 0; layer < b.plan().first_k_dense && layer < b.plan().num_layers; ++layer)
+      b.issue_serial_layer(layer, ub, StreamId::compute);
+}
+
+} // namespace dbosim::sim
