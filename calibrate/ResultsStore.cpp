@@ -1,7 +1,7 @@
 #include "calibrate/ResultsStore.hpp"
 
 #include "base/InputError.hpp"
-#include "config/StrictJson.hpp"
+#include "base/StrictJson.hpp"
 
 #include <cerrno>
 #include <cstdio>

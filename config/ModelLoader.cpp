@@ -1,10 +1,10 @@
 #include "config/ModelLoader.hpp"
 
 #include "base/InputError.hpp"
+#include "base/StrictJson.hpp"
 #include "config/DataDir.hpp"
 #include "config/FileMemo.hpp"
 #include "config/InputFile.hpp"
-#include "config/StrictJson.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "config/StrictJson.hpp"
+#include "base/StrictJson.hpp"
 
 #include <set>
 #include <vector>
