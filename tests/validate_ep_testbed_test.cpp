@@ -3,8 +3,8 @@
  * respect the op list's dependencies, the reader's makespan is the one the run wrote, and each case is predicted.
  * Also the collective's keys (world_size, kind all_to_all, ranks) and per-rank recordings are read strictly. */
 #include "TempDir.hpp"
-#include "config/HwProfileLoader.hpp"
 #include "base/InputError.hpp"
+#include "config/HwProfileLoader.hpp"
 #include "validate/ExternalTestbed.hpp"
 
 #include <catch2/catch.hpp>
