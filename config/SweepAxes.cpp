@@ -153,7 +153,10 @@ bool is_section(const YAML::Node& n) { return !n.IsDefined() || n.IsNull() || n.
 
 } // namespace
 
-void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyOrigin& at)
+namespace {
+
+/** The parts of `key`, checked as check_dotted_key says. */
+std::vector<std::string> checked_parts(const YAML::Node& node, const std::string& key, const KeyOrigin& at)
 {
   const std::vector<std::string> parts = dotted_parts(key, at);
   if (!is_section(node))
@@ -164,17 +167,24 @@ void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyO
     where += (i ? "." : "") + parts[i];
     const YAML::Node next = static_cast<const YAML::Node&>(cur)[parts[i]];
     if (!next.IsDefined())
-      return; // the rest of the path is created
+      return parts; // the rest of the path is created
     if (!is_section(next))
       not_a_section(key, where, next, at);
     cur.reset(next);
   }
+  return parts;
+}
+
+} // namespace
+
+void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyOrigin& at)
+{
+  checked_parts(node, key, at);
 }
 
 void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value, const KeyOrigin& at)
 {
-  check_dotted_key(node, key, at);
-  const std::vector<std::string> parts = dotted_parts(key, at);
+  const std::vector<std::string> parts = checked_parts(node, key, at);
   if (parts.size() == 1) {
     node[key] = YAML::Clone(value);
     return;

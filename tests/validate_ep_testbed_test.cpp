@@ -5,6 +5,7 @@
 #include "TempDir.hpp"
 #include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
+#include "testbed_ops_support.hpp"
 #include "validate/ExternalTestbed.hpp"
 
 #include <catch2/catch.hpp>
@@ -42,20 +43,7 @@ std::map<std::string, std::map<std::string, nlohmann::json>> run_records()
   return out;
 }
 
-std::string load_error(const std::string& text)
-{
-  test::TempDir dir;
-  const std::string path = dir.write("t.yaml", text);
-  try {
-    load_testbed_ops(path);
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    CHECK(msg.rfind(path + ":", 0) == 0);
-    return msg;
-  }
-  FAIL("no InputError for:\n" << text);
-  return "";
-}
+std::string load_error(const std::string& text) { return test::testbed_ops_error(text); }
 
 const std::string a2a_list = "profile: h200\nworld_size: 4\nops:\n"
                              "  - {name: g, stream: compute, kernel: {kind: gemm, m: 64, n: 2112, k: 7168}}\n"

@@ -6,6 +6,7 @@
 #include "config/HwProfileLoader.hpp"
 #include "config/InputFile.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
+#include "testbed_ops_support.hpp"
 #include "validate/ChildSim.hpp"
 #include "validate/ExternalTestbed.hpp"
 #include "validate/TestbedPlan.hpp"
@@ -36,20 +37,7 @@ std::string ops_file(const std::string& extra = "", const std::string& copy_stre
          extra;
 }
 
-std::string load_error(const std::string& text)
-{
-  test::TempDir dir;
-  const std::string path = dir.write("t.yaml", text);
-  try {
-    load_testbed_ops(path);
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    CHECK(msg.rfind(path + ":", 0) == 0); // located in the file
-    return msg;
-  }
-  FAIL("no InputError for:\n" << text);
-  return "";
-}
+std::string load_error(const std::string& text) { return test::testbed_ops_error(text); }
 } // namespace
 
 TEST_CASE("validate external testbed: a small op list is read into ops in issue order", "[quick]")
