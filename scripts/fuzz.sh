@@ -18,7 +18,7 @@ while read -r name dirs; do
   names+=("$name")
 done < <(grep -E '^[a-z]' fuzz/targets.txt)
 [ $# -eq 0 ] || names=("$@")
-# Its own build: the libraries carry libFuzzer's coverage here (the test suite's build-fuzz does not; see CMakeLists).
+# Its own build: the libraries carry libFuzzer's coverage here (the test suite's build-san does not; see CMakeLists).
 CC=clang CXX=clang++ cmake -S . -B build-fuzz-cov -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBO_FUZZ=ON -DDBO_FUZZ_COVERAGE=ON \
   -DDBO_ENABLE_CUDA=OFF -DDBO_BENCHMARKS=OFF >/dev/null
 cmake --build build-fuzz-cov -j"$(nproc)" --target $(printf 'fuzz_%s ' "${names[@]}")
