@@ -46,9 +46,9 @@ json expert_load_block(const Scenario& s, const serving::ServingResult& res)
   double sum = 0;
   for (const serving::StepRecord& r : res.steps)
     sum += r.hot_rank_load;
-  const bool residual = s.serving.expert_load == models::ExpertLoadModel::eplb_residual && s.parallel.ep > 1;
-  return {{"model", models::expert_load_model_name(s.serving.expert_load)},
-          {"source", residual ? models::expert_load_source : "balanced (expected-value) routing"},
+  const models::ExpertLoadModel m = s.parallel.ep > 1 ? expert_load_model(s.cluster) : models::ExpertLoadModel::ideal;
+  return {{"model", models::expert_load_model_name(m)},
+          {"source", models::expert_load_source_of(m)},
           {"mean_hot_rank_load", res.steps.empty() ? 1.0 : sum / double(res.steps.size())}};
 }
 } // namespace
@@ -119,8 +119,8 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
                block["speculative"]["measured_tokens_per_chunk"].get<double>());
   fmt::print("expert load: {} (busiest EP rank {:.3f}x the mean, step mean){}\n",
              block["expert_load"]["model"].get<std::string>(), block["expert_load"]["mean_hot_rank_load"].get<double>(),
-             s.serving.expert_load == models::ExpertLoadModel::eplb_residual
-                 ? "; serving.expert_load: ideal for balanced routing"
+             expert_load_model(s.cluster) != models::ExpertLoadModel::ideal && s.parallel.ep > 1
+                 ? "; cluster.expert_load: ideal for balanced routing"
                  : "");
   fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", kv.num_blocks, kv.block_size,
              res.peak_kv_blocks);

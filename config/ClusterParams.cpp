@@ -72,6 +72,17 @@ void add_cluster_params(std::vector<ParamDecl>& p)
       "cluster.placement", {{"contiguous", Placement::contiguous}, {"eplb", Placement::eplb}}, Placement::contiguous,
       "Expert placement: contiguous blocks, or EPLB redundant replicas",
       [](Scenario & s) -> auto& { return s.cluster.routing.placement; }));
+  p.push_back(enum_param<ExpertLoadSetting>(
+      "cluster.expert_load",
+      {{"auto", ExpertLoadSetting::automatic},
+       {"eplb_residual", ExpertLoadSetting::eplb_residual},
+       {"no_eplb", ExpertLoadSetting::no_eplb},
+       {"ideal", ExpertLoadSetting::ideal}},
+      ExpertLoadSetting::automatic,
+      "Expert load over the EP ranks of a step priced for one rank (run, serving, sweep, plan): auto (eplb_residual "
+      "under cluster.placement eplb, else no_eplb), eplb_residual (the imbalance EPLB leaves), no_eplb (the imbalance "
+      "without EPLB), both TensorRT-LLM's DeepSeek-R1 measurement (models/ExpertImbalance.hpp), or ideal (balanced)",
+      [](Scenario & s) -> auto& { return s.cluster.expert_load; }));
   p.push_back(int_param(
       "cluster.redundant_experts", "experts", 0, 0, 1 << 16,
       "EPLB: extra expert replicas over the EP group (experts + these must divide over ep)",
@@ -84,6 +95,22 @@ void add_cluster_params(std::vector<ParamDecl>& p)
       "cluster.routing_topk_groups", "groups", 0, 0, 1 << 16,
       "Group-limited routing: groups each token may use (DeepSeek-V3: 4)",
       [](Scenario & s) -> auto& { return s.cluster.routing.topk_groups; }));
+}
+
+models::ExpertLoadModel expert_load_model(const ClusterConfig& c)
+{
+  switch (c.expert_load) {
+  case ExpertLoadSetting::eplb_residual:
+    return models::ExpertLoadModel::eplb_residual;
+  case ExpertLoadSetting::no_eplb:
+    return models::ExpertLoadModel::no_eplb;
+  case ExpertLoadSetting::ideal:
+    return models::ExpertLoadModel::ideal;
+  case ExpertLoadSetting::automatic:
+    break;
+  }
+  return c.routing.placement == models::Placement::eplb ? models::ExpertLoadModel::eplb_residual
+                                                        : models::ExpertLoadModel::no_eplb;
 }
 
 } // namespace dbosim

@@ -15,6 +15,9 @@ namespace dbosim {
 
 enum class CudaGraphMode { full, piecewise, none };
 
+/** cluster.expert_load as written: `automatic` follows EPLB (cluster.placement), the others name the model. */
+enum class ExpertLoadSetting { automatic, eplb_residual, no_eplb, ideal };
+
 struct ClusterConfig {
   int nodes         = 1;
   int gpus_per_node = 8;
@@ -22,7 +25,14 @@ struct ClusterConfig {
   double oversubscription = 1.0; ///< fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)
   models::RoutingSpec routing;   ///< expert routing and placement (seed copied from Scenario::seed)
   std::string routing_histogram; ///< the file the histogram weights came from (RoutingDist::histogram)
+  /** How routed tokens spread over the EP ranks in a step priced for one rank (run, serving, sweep, plan; the cluster
+   *  path draws its routing instead): expert_load_model() resolves it. */
+  ExpertLoadSetting expert_load = ExpertLoadSetting::automatic;
 };
+
+/** @brief The expert load a step of `c` is priced with: the post-EPLB residual under placement eplb, the measured
+ *  no-EPLB imbalance under contiguous placement (vLLM without --enable-eplb), or the setting's model. */
+models::ExpertLoadModel expert_load_model(const ClusterConfig& c);
 
 struct WorkloadConfig {
   models::Phase phase = models::Phase::decode;
@@ -101,9 +111,6 @@ struct ServingOptions {
   int token_buckets_per_octave   = 8;    ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
   int exact_samples              = 8;    ///< shapes simulated unbucketed to measure the cache's bucket error
   bool step_trace                = true; ///< write steps.csv
-  /** How routed tokens spread over the EP ranks in a serving run's steps: the post-EPLB residual imbalance
-   *  (models/ExpertImbalance: TensorRT-LLM's DeepSeek-R1 measurement) or ideal balanced routing. */
-  models::ExpertLoadModel expert_load = models::ExpertLoadModel::eplb_residual;
 };
 
 struct Scenario {

@@ -127,13 +127,6 @@ void add_serving_params(std::vector<ParamDecl>& p)
   p.push_back(bool_param(
       "serving.step_trace", true, "Write steps.csv (one row per simulated step)",
       [](Scenario & s) -> auto& { return s.serving.step_trace; }));
-  p.push_back(params::enum_param<models::ExpertLoadModel>(
-      "serving.expert_load",
-      {{"eplb_residual", models::ExpertLoadModel::eplb_residual}, {"ideal", models::ExpertLoadModel::ideal}},
-      models::ExpertLoadModel::eplb_residual,
-      "Expert load over the EP ranks in a serving run: eplb_residual (the busiest rank carries the imbalance EPLB "
-      "leaves, from TensorRT-LLM's DeepSeek-R1 measurement; models/ExpertImbalance.hpp) or ideal (balanced)",
-      [](Scenario & s) -> auto& { return s.serving.expert_load; }));
 
   p.push_back({"sweep", "sweep", "", "none", "{key: [values], \"k1,k2\": [[a1, a2], ...]}",
                "Sweep axes for `dbosim sweep` (cartesian product, first axis slowest)",

@@ -7,7 +7,28 @@ namespace dbosim::models {
 
 std::string expert_load_model_name(ExpertLoadModel m)
 {
-  return m == ExpertLoadModel::ideal ? "ideal" : "eplb_residual";
+  switch (m) {
+  case ExpertLoadModel::ideal:
+    return "ideal";
+  case ExpertLoadModel::eplb_residual:
+    return "eplb_residual";
+  case ExpertLoadModel::no_eplb:
+    return "no_eplb";
+  }
+  return "unknown";
+}
+
+std::string expert_load_source_of(ExpertLoadModel m)
+{
+  switch (m) {
+  case ExpertLoadModel::ideal:
+    return "balanced (expected-value) routing";
+  case ExpertLoadModel::eplb_residual:
+    return expert_load_source;
+  case ExpertLoadModel::no_eplb:
+    return no_eplb_load_source;
+  }
+  return "unknown";
 }
 
 double expected_max_std_normal(int n)
@@ -38,12 +59,22 @@ double systematic_rel_std(const ExpertLoadFigure& f)
   return std::sqrt(std::max(0.0, rel * rel - noise));
 }
 
-double hot_rank_load(ExpertLoadModel m, int ep, double copies_per_rank)
+double systematic_rel_std_from_max(const ExpertLoadFigure& f)
 {
-  if (m == ExpertLoadModel::ideal || ep <= 1 || !(copies_per_rank > 0))
+  const double rel   = f.imbalance_ratio / expected_max_std_normal(f.ep);
+  const double noise = (1.0 - 1.0 / f.ep) / f.mean_copies_per_rank;
+  return std::sqrt(std::max(0.0, rel * rel - noise));
+}
+
+double hot_rank_load(ExpertLoadModel m, int ep, double copies_per_rank, double slots_per_rank)
+{
+  if (m == ExpertLoadModel::ideal || ep <= 1 || !(copies_per_rank > 0) || !(slots_per_rank > 0))
     return 1.0;
-  const double sys   = systematic_rel_std(trtllm_r1_eplb_ep32);
-  const double sigma = std::sqrt(sys * sys + (1.0 - 1.0 / ep) / copies_per_rank);
+  const ExpertLoadFigure& none = trtllm_r1_no_eplb_ep32;
+  const double sys             = m == ExpertLoadModel::eplb_residual
+                                     ? systematic_rel_std(trtllm_r1_eplb_ep32)
+                                     : systematic_rel_std_from_max(none) * std::sqrt(none.slots_per_rank / slots_per_rank);
+  const double sigma           = std::sqrt(sys * sys + (1.0 - 1.0 / ep) / copies_per_rank);
   return std::min(static_cast<double>(ep), 1.0 + sigma * expected_max_std_normal(ep));
 }
 

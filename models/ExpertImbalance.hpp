@@ -20,7 +20,15 @@
  * 52.0 / 1024 minus the routing noise of its own 1024 copies. The step waits for the busiest rank, whose expected
  * load over the mean is the expected maximum of ep such normals: 1 + sigma(c) * E[max of ep standard normals].
  * At the row's own batch this gives 1.105 (published 1.109) and, with the same sigma_sys, 1.107 at EP36 (published
- * 1.115). Assumed: sigma_sys does not depend on EP or on the dataset (one measurement); ranks independent. */
+ * 1.115). Assumed: sigma_sys does not depend on EP or on the dataset (one measurement); ranks independent.
+ *
+ * Without EPLB (contiguous placement, vLLM's default) the same table's no-EPLB row is used, but through its max/mean
+ * rather than its std: the load over ranks is then skewed (a few popular experts make one rank hot), so a normal with
+ * the row's std (491.6 / 1024) gives a busiest rank of 1.99x the mean where the row measured 2.564x. The step waits
+ * for the busiest rank, so sigma_sys is taken from the max: sigma(c) = 1.564 / E[max of 32 normals] at the row's own
+ * 1024 copies, less the routing noise. One row, so no cross-check; for the EPLB rows the two routes agree (1.105 by
+ * the std, 1.109 published). A rank holding more experts than the row's 8 averages over more of them: the
+ * systematic part shrinks as 1/sqrt(slots per rank) (independent expert popularity, assumed). */
 #pragma once
 #include <string>
 
@@ -30,6 +38,7 @@ namespace dbosim::models {
 enum class ExpertLoadModel {
   ideal,         ///< balanced (expected-value) routing: every rank receives the mean
   eplb_residual, ///< the busiest rank carries the post-EPLB residual imbalance (ExpertImbalance.hpp)
+  no_eplb,       ///< the busiest rank carries the imbalance measured without EPLB (contiguous placement)
 };
 std::string expert_load_model_name(ExpertLoadModel m);
 
@@ -53,6 +62,12 @@ inline constexpr ExpertLoadFigure trtllm_r1_no_eplb_ep32{32, 8, 1024.0, 491.6, 1
 inline constexpr const char* expert_load_source =
     "NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md "
     "@1d263f15, Table 1 (DeepSeek-R1, GB200, EPLB EP32: std 52.0 of mean 1024 copies per rank, max/mean 1.109)";
+/** @brief The no-EPLB row's source. */
+inline constexpr const char* no_eplb_load_source =
+    "NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md "
+    "@1d263f15, Table 1 (DeepSeek-R1, GB200, no EPLB EP32: mean 1024 copies per rank, max/mean 2.564)";
+/** @brief The source behind `m`, or what `ideal` means. */
+std::string expert_load_source_of(ExpertLoadModel m);
 
 /** @brief E[max of n independent standard normals] (0 for n = 1), by numerical integration. */
 double expected_max_std_normal(int n);
@@ -61,8 +76,16 @@ double expected_max_std_normal(int n);
  *  sqrt((std/mean)^2 - (1 - 1/ep)/mean), 0 when the noise explains it all. */
 double systematic_rel_std(const ExpertLoadFigure& f);
 
+/** @brief The relative std of a rank's load that routing noise does not explain, from the row's max/mean:
+ *  the std whose expected maximum over the row's ep ranks is its imbalance ratio, less the routing noise. */
+double systematic_rel_std_from_max(const ExpertLoadFigure& f);
+
 /** @brief The busiest of `ep` ranks' load over the mean when each receives `copies_per_rank` routed copies on
- *  average: 1 under ideal routing, for ep <= 1 or no copies; else 1 + sigma(c) E[max of ep normals], at most ep. */
-double hot_rank_load(ExpertLoadModel m, int ep, double copies_per_rank);
+ *  average and holds `slots_per_rank` expert slots: 1 under ideal routing, for ep <= 1 or no copies; else
+ *  1 + sigma(c) E[max of ep normals], at most ep. Without EPLB the systematic part is the sum of the rank's experts'
+ *  popularity: taken as independent over experts, its relative std scales as sqrt(row's slots / slots_per_rank) from
+ *  the no-EPLB row's 8 slots per rank (an assumption: the source has one EP size). The EPLB residual does not
+ *  depend on the slots (the EP32 and EP36 rows, 9 and 8 slots, agree). */
+double hot_rank_load(ExpertLoadModel m, int ep, double copies_per_rank, double slots_per_rank);
 
 } // namespace dbosim::models

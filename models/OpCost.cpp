@@ -182,7 +182,9 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   const bool all_to_all = par.ep > 1;
   const int redundant   = comm.routing.redundant_experts;
   // The busiest rank under the post-EPLB residual: its share of the mean copies per rank (the balanced rows).
-  out.hot_rank_load         = hot_rank_load(comm.expert_load, par.ep, expert_load(model, par, shape, redundant).rows);
+  const double slots_per_rank = static_cast<double>(model.num_routed_experts + redundant) / par.ep;
+  out.hot_rank_load =
+      hot_rank_load(comm.expert_load, par.ep, expert_load(model, par, shape, redundant).rows, slots_per_rank);
   CommSetup hot             = comm;
   hot.routing.hot_rank_load = out.hot_rank_load;
   const bool skewed         = out.hot_rank_load != 1.0;

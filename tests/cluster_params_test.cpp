@@ -103,8 +103,9 @@ TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C a
         Case{"nodes: 4", "dp: 32, ep: 32", "deepep_low_latency"},
         Case{"nodes: 4", "dp: 32, ep: 32", "deepep_high_throughput"}, Case{"nodes: 2", "dp: 16, ep: 16", "nccl"},
         Case{"nodes: 18, placement: eplb, redundant_experts: 32", "dp: 144, ep: 144", "deepep_low_latency"}}) {
+    // The cluster path's default routing is balanced: the single-rank plan compared with it prices ideal load.
     const std::string yaml =
-        fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}}}\nparallel: {{{}}}\n"
+        fmt::format("model: deepseek-v3\nhardware: h800\ncluster: {{{}, expert_load: ideal}}\nparallel: {{{}}}\n"
                     "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{all2all_backend: {}}}\n",
                     c.cluster, c.parallel, c.backend);
     Scenario sc             = load_scenario(dir.write("same.yaml", yaml));

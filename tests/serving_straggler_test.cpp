@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -169,17 +170,17 @@ TEST_CASE("models::ExpertImbalance: the expected maximum of normals and the publ
         Approx(std::sqrt(std::pow(52.0 / 1024, 2) - (1 - 1.0 / 32) / 1024)).epsilon(1e-12));
   using models::ExpertLoadModel;
   // The model at the measurement's own batch reproduces the published max/mean (1.109; 1.115 at EP36) within 1%.
-  const double at32 = models::hot_rank_load(ExpertLoadModel::eplb_residual, 32, 1024);
-  const double at36 = models::hot_rank_load(ExpertLoadModel::eplb_residual, 36, 1024);
+  const double at32 = models::hot_rank_load(ExpertLoadModel::eplb_residual, 32, 1024, 8);
+  const double at36 = models::hot_rank_load(ExpertLoadModel::eplb_residual, 36, 1024, 8);
   CHECK(at32 == Approx(1 + models::trtllm_r1_eplb_ep32.imbalance_ratio).epsilon(0.01));
   CHECK(at36 == Approx(1 + models::trtllm_r1_eplb_ep36.imbalance_ratio).epsilon(0.01));
   CHECK(at36 > at32);
   // Fewer copies per rank: more routing noise, a hotter busiest rank; ideal routing and ep = 1: none.
-  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 8) >
-        models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 8192));
-  CHECK(models::hot_rank_load(ExpertLoadModel::ideal, 32, 1024) == 1);
-  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 1, 1024) == 1);
-  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 0) == 1);
+  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 8, 8) >
+        models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 8192, 8));
+  CHECK(models::hot_rank_load(ExpertLoadModel::ideal, 32, 1024, 8) == 1);
+  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 1, 1024, 8) == 1);
+  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 0, 8) == 1);
 }
 
 TEST_CASE("models::ExpertRouting: balanced routing with a hot rank keeps every token's top_k copies", "[quick]")
@@ -214,7 +215,7 @@ TEST_CASE("models::layer_costs: the post-EPLB residual slows the MoE op by the e
     const auto a   = models::layer_costs(v3, hw, par, s, true, ideal);
     const auto b   = models::layer_costs(v3, hw, par, s, true, residual);
     // Each rank receives 4096 x 8 copies on average.
-    const double f = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 4096.0 * 8);
+    const double f = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 4096.0 * 8, 32);
     CHECK(a.hot_rank_load == 1);
     CHECK(a.straggler_us == 0);
     CHECK(b.hot_rank_load == Approx(f).epsilon(1e-12));
@@ -237,7 +238,7 @@ TEST_CASE("models::layer_costs: the post-EPLB residual slows the MoE op by the e
     const auto s   = shape(models::Phase::decode, 1, 1024);
     const auto a   = models::layer_costs(v3, hw, par, s, true, ideal);
     const auto b   = models::layer_costs(v3, hw, par, s, true, residual);
-    const double f = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 8.0);
+    const double f = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 8.0, 32);
     CHECK(b.hot_rank_load == Approx(f).epsilon(1e-12));
     // 8 group tokens: a slot is missed with (1 - 8/256)^8; the busiest rank as if f x 8 tokens reached it.
     const double miss    = 1.0 - 8.0 / 256;
@@ -251,27 +252,28 @@ TEST_CASE("models::layer_costs: the post-EPLB residual slows the MoE op by the e
   }
 }
 
-TEST_CASE("serving::stragglers: a serving scenario prices its steps with the post-EPLB residual, ideal on request",
-          "[quick]")
+TEST_CASE("serving::stragglers: every verb prices its steps with one expert load, from EPLB unless set", "[quick]")
 {
   test::TempDir dir;
   const std::string yaml  = R"(model: deepseek-v3
 hardware: h200
-cluster: {nodes: 1, gpus_per_node: 8}
 parallel: {dp: 8, ep: 8, tp: 1}
 workload: {phase: decode, tokens_per_rank: 1, num_prompts: 2, random_input_len: 300, random_output_len: 6}
 overlap: {all2all_backend: deepep_low_latency}
 seed: 3
 )";
-  const Scenario residual = load_scenario(dir.write("r.yaml", yaml));
-  const Scenario ideal    = load_scenario(dir.write("i.yaml", yaml + "serving: {expert_load: ideal}\n"));
-  CHECK(residual.serving.expert_load == models::ExpertLoadModel::eplb_residual); // the documented default
-  CHECK(ideal.serving.expert_load == models::ExpertLoadModel::ideal);
+  const std::string node  = "cluster: {nodes: 1, gpus_per_node: 8";
+  const Scenario residual = load_scenario(dir.write("r.yaml", yaml + node + ", placement: eplb}\n"));
+  const Scenario no_eplb  = load_scenario(dir.write("n.yaml", yaml + node + "}\n"));
+  const Scenario ideal = load_scenario(dir.write("i.yaml", yaml + node + ", placement: eplb, expert_load: ideal}\n"));
+  // auto: EPLB's residual under placement eplb, the no-EPLB measurement under contiguous placement (the default).
   CHECK(sim::comm_setup(residual, 0).expert_load == models::ExpertLoadModel::eplb_residual);
-  // A single step (no serving workload) keeps the balanced expected traffic.
+  CHECK(sim::comm_setup(no_eplb, 0).expert_load == models::ExpertLoadModel::no_eplb);
+  CHECK(sim::comm_setup(ideal, 0).expert_load == models::ExpertLoadModel::ideal);
+  // A single step (no serving workload) takes the same load as the serving run of the same deployment.
   Scenario single             = residual;
   single.requests.num_prompts = 0;
-  CHECK(sim::comm_setup(single, 0).expert_load == models::ExpertLoadModel::ideal);
+  CHECK(sim::comm_setup(single, 0).expert_load == models::ExpertLoadModel::eplb_residual);
 
   const StepKey key{models::Phase::decode, 16, 16, 1024};
   auto plan_of = [&](const Scenario& s) {
@@ -283,7 +285,13 @@ seed: 3
   };
   const sim::StepPlan pr = plan_of(residual);
   const sim::StepPlan pi = plan_of(ideal);
-  const double f         = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 16.0 * 8);
+  auto noted             = [](const sim::StepPlan& p, const std::string& what) {
+    return std::any_of(p.notes.begin(), p.notes.end(),
+                                   [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  CHECK(noted(pr, "expert load eplb_residual: the busiest EP rank carries"));
+  CHECK_FALSE(noted(pi, "expert load"));
+  const double f = models::hot_rank_load(models::ExpertLoadModel::eplb_residual, 8, 16.0 * 8, 32);
   CHECK(pr.hot_rank_load == Approx(f).epsilon(1e-12));
   CHECK(pi.hot_rank_load == 1);
   CHECK(pi.expert_spin_us == 0);
@@ -310,23 +318,51 @@ seed: 3
   CHECK(w_short.step_work_us == pr.step_work_us);
 }
 
-TEST_CASE("serving::params: serving.expert_load names its choices", "[quick]")
+TEST_CASE("serving::params: cluster.expert_load names its choices", "[quick]")
 {
   test::TempDir dir;
   const std::string yaml = R"(model: deepseek-v3
 hardware: h200
-cluster: {nodes: 1, gpus_per_node: 8}
 parallel: {dp: 8, ep: 8, tp: 1}
 workload: {tokens_per_rank: 1}
-serving: {expert_load: zipf}
+cluster: {nodes: 1, gpus_per_node: 8, expert_load: zipf}
 )";
   try {
     load_scenario(dir.write("x.yaml", yaml));
     FAIL("no error");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.find("x.yaml:6") != std::string::npos);
-    CHECK(what.find("serving.expert_load") != std::string::npos);
-    CHECK(what.find("eplb_residual, ideal") != std::string::npos);
+    CHECK(what.find("x.yaml:5") != std::string::npos);
+    CHECK(what.find("cluster.expert_load") != std::string::npos);
+    CHECK(what.find("auto, eplb_residual, no_eplb, ideal") != std::string::npos);
   }
+}
+
+TEST_CASE("models::hot_rank_load: without EPLB the busiest rank keeps the published max/mean at the row's batch",
+          "[quick]")
+{
+  using models::ExpertLoadModel;
+  const auto& row = models::trtllm_r1_no_eplb_ep32;
+  // The row's own batch gives its max/mean back (the sigma is taken from it); the std route would give ~2.0.
+  CHECK(models::hot_rank_load(ExpertLoadModel::no_eplb, row.ep, row.mean_copies_per_rank, row.slots_per_rank) ==
+        Approx(1.0 + row.imbalance_ratio).epsilon(1e-9));
+  const double by_std = 1.0 + row.std_copies_per_rank / row.mean_copies_per_rank * models::expected_max_std_normal(32);
+  CHECK(by_std < 1.0 + row.imbalance_ratio - 0.4);
+  // The EPLB residual stays well below it, and both grow as fewer copies reach a rank (routing noise).
+  for (double c : {8.0, 64.0, 1024.0}) {
+    const double with = models::hot_rank_load(ExpertLoadModel::eplb_residual, 32, c, 8);
+    const double none = models::hot_rank_load(ExpertLoadModel::no_eplb, 32, c, 8);
+    CHECK(none > with);
+    CHECK(models::hot_rank_load(ExpertLoadModel::ideal, 32, c, 8) == 1.0);
+  }
+  CHECK(models::hot_rank_load(ExpertLoadModel::no_eplb, 32, 8.0, 8) >
+        models::hot_rank_load(ExpertLoadModel::no_eplb, 32, 1024.0, 8));
+  // More experts per rank average out part of the popularity spread: EP8's 32 per rank halve the systematic std.
+  const double at8 = models::hot_rank_load(ExpertLoadModel::no_eplb, 8, 1e9, 32);
+  CHECK(at8 - 1 ==
+        Approx(models::systematic_rel_std_from_max(row) / 2 * models::expected_max_std_normal(8)).epsilon(1e-6));
+  // The EPLB residual does not depend on the slots.
+  CHECK(models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 64, 32) ==
+        models::hot_rank_load(ExpertLoadModel::eplb_residual, 8, 64, 9));
+  CHECK(models::expert_load_source_of(ExpertLoadModel::no_eplb).find("no EPLB") != std::string::npos);
 }

@@ -46,10 +46,8 @@ models::CommSetup comm_setup(const Scenario& sc, int comm_sms)
   c.oversubscription = sc.cluster.oversubscription;
   c.routing          = sc.cluster.routing;
   c.routing.seed     = sc.seed;
-  // A serving run's steps carry the post-EPLB residual by default (serving.expert_load); a single step keeps the
-  // balanced expected traffic, and the cluster path draws its own routing.
-  const bool serving = sc.requests.num_prompts > 0 || !sc.requests.trace.empty();
-  c.expert_load      = serving ? sc.serving.expert_load : models::ExpertLoadModel::ideal;
+  // One expert load for every verb (cluster.expert_load); the cluster path draws its own routing instead.
+  c.expert_load = expert_load_model(sc.cluster);
   return c;
 }
 

@@ -287,6 +287,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     }
     plan.ubatches.push_back(std::move(c));
   }
+  if (plan.hot_rank_load > 1.0)
+    plan.notes.push_back(fmt::format("expert load {}: the busiest EP rank carries {:.3f}x the mean ({}); "
+                                     "cluster.expert_load: ideal for balanced routing",
+                                     models::expert_load_model_name(expert_load_model(sc.cluster)), plan.hot_rank_load,
+                                     models::expert_load_source_of(expert_load_model(sc.cluster))));
   return plan;
 }
 
