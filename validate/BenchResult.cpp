@@ -1,8 +1,8 @@
 #include "validate/BenchResult.hpp"
 
 #include "base/InputError.hpp"
-#include "base/StrictJson.hpp"
 #include "config/InputFile.hpp"
+#include "validate/JsonRecords.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,8 +13,6 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
-#include <map>
-#include <set>
 
 namespace dbosim::validate {
 
@@ -25,167 +23,19 @@ using json = nlohmann::json;
 constexpr const char* file_valid = "the JSON of `vllm bench serve --save-result`, or the JSON lines of `python -m "
                                    "sglang.bench_serving --output-file`";
 
-/*** The records of the file ***/
-
-/** One JSON object of the file, as written: the whole file, or one line of a JSON-lines file. */
-struct Record {
-  std::string text;
-  std::size_t offset = 0; ///< of `text` in the file
-  int line           = 0; ///< the physical line it starts on
-};
-
-/** A record made standard JSON, and where its keys are. Python's json module writes float('nan') and float('inf') as
- *  the bare words NaN and Infinity, which are not JSON: they become the strings "NaN" and "Infinity", which the field
- *  checks then reject or read (an unbounded request rate). */
-struct Scanned {
-  std::string json;
-  std::vector<std::size_t> quoted;           ///< offsets in `json` of each word quoted (2 bytes added each)
-  std::map<std::string, std::size_t> keys;   ///< offset in the record of each top-level key, first seen
-  std::map<std::string, std::size_t> repeat; ///< offset of a key's first repetition within one object
-};
-
-bool blank(const std::string& s)
-{
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
-}
-
-Scanned scan(const std::string& t)
-{
-  struct Open {
-    bool object = false;
-    std::set<std::string> keys;
-  };
-  Scanned s;
-  std::vector<Open> open;
-  std::size_t i  = 0;
-  auto bare_word = [&]() {
-    for (const std::string word : {"NaN", "Infinity", "-Infinity"})
-      if (t.compare(i, word.size(), word) == 0) {
-        s.quoted.push_back(s.json.size());
-        s.json += '"' + word + '"';
-        i += word.size();
-        return true;
-      }
-    return false;
-  };
-  while (i < t.size()) {
-    const char c = t[i];
-    if (c == '"') {
-      std::size_t j = i + 1;
-      while (j < t.size() && t[j] != '"')
-        j += t[j] == '\\' ? 2 : 1;
-      const std::size_t end = std::min(j + 1, t.size());
-      std::size_t k         = end;
-      while (k < t.size() && std::isspace(static_cast<unsigned char>(t[k])) != 0)
-        ++k;
-      if (!open.empty() && open.back().object && k < t.size() && t[k] == ':') { // a key
-        const std::string key = t.substr(i + 1, std::min(j, t.size()) - i - 1);
-        if (!open.back().keys.insert(key).second)
-          s.repeat.emplace(key, i);
-        if (open.size() == 1)
-          s.keys.emplace(key, i);
-      }
-      s.json.append(t, i, end - i);
-      i = end;
-      continue;
-    }
-    if (bare_word())
-      continue;
-    if (c == '{' || c == '[')
-      open.push_back({c == '{', {}});
-    else if ((c == '}' || c == ']') && !open.empty())
-      open.pop_back();
-    s.json += c;
-    ++i;
-  }
-  return s;
-}
-
-/** 1-based line and column (bytes) of `offset` in `text`. */
-FieldAt line_col(const std::string& text, std::size_t offset)
-{
-  offset                = std::min(offset, text.size());
-  const auto lines      = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
-  const std::size_t bol = offset == 0 ? 0 : text.rfind('\n', offset - 1);
-  const std::size_t col = bol == std::string::npos ? offset + 1 : offset - bol;
-  return {static_cast<int>(lines) + 1, static_cast<int>(col)};
-}
-
-/** The file split into its records: one document, or one per non-blank line when every such line (two or more) is
- *  an object of its own (vLLM's --append-result, SGLang's appended runs). */
-std::vector<Record> records(const std::string& text)
-{
-  std::vector<Record> lines;
-  std::size_t pos = 0;
-  for (int line = 1; pos < text.size(); ++line) {
-    std::size_t nl         = text.find('\n', pos);
-    const std::size_t next = nl == std::string::npos ? text.size() : nl + 1;
-    std::string one        = text.substr(pos, (nl == std::string::npos ? text.size() : nl) - pos);
-    if (!blank(one))
-      lines.push_back({std::move(one), pos, line});
-    pos = next;
-  }
-  const bool json_lines = lines.size() >= 2 && std::all_of(lines.begin(), lines.end(), [](const Record& r) {
-                            const std::size_t first = r.text.find_first_not_of(" \t\r");
-                            return r.text[first] == '{';
-                          });
-  if (json_lines)
-    return lines;
-  return {{text, 0, lines.front().line}};
-}
-
-/*** Parsing one record ***/
-
-struct Parsed {
-  json j;
-  Scanned scanned;
-};
-
-Parsed parse_record(const std::string& file, const std::string& text, const Record& r)
-{
-  Parsed p;
-  p.scanned = scan(r.text);
-  std::string duplicate;
-  try {
-    p.j = parse_json_unique_keys(p.scanned.json, duplicate);
-  } catch (const json::parse_error& e) {
-    // e.byte counts the bytes read of the quoted text: back to the file's offset
-    std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    at -= 2 * static_cast<std::size_t>(std::count_if(p.scanned.quoted.begin(), p.scanned.quoted.end(),
-                                                     [&](std::size_t q) { return q < at; }));
-    const FieldAt where     = line_col(text, r.offset + at);
-    const std::string what  = e.what();
-    const std::size_t colon = what.find(": ", what.find("column"));
-    throw InputError(file, where.line, where.col, "",
-                     "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)), file_valid);
-  } catch (const json::exception& e) { // out_of_range: a number past double, such as 1e999
-    throw InputError(file, r.line, 1, "", std::string("not valid JSON: ") + e.what(), file_valid);
-  }
-  if (!duplicate.empty()) {
-    const auto it      = p.scanned.repeat.find(duplicate);
-    const FieldAt here = it == p.scanned.repeat.end() ? FieldAt{r.line, 1} : line_col(text, r.offset + it->second);
-    throw InputError(file, here.line, here.col, duplicate, "duplicate key (JSON keeps one value per key)",
-                     "each key once per object");
-  }
-  if (!p.j.is_object())
-    throw InputError(file, r.line, 1, "", fmt::format("expected a JSON object, got {}", p.j.type_name()), file_valid);
-  return p;
-}
-
 /*** Fields ***/
 
 class Fields {
 public:
-  Fields(const std::string& file, const std::string& text, const Record& r, const Parsed& p)
-      : file_(file), text_(text), r_(r), p_(p)
-  {
-  }
-  bool has(const std::string& key) const { return p_.j.contains(key); }
-  const json& at(const std::string& key) const { return p_.j.at(key); }
+  Fields(const std::string& file, const JsonRecord& r) : file_(file), r_(r) {}
+  /** The program whose file this is, once known: a missing field's message names it. */
+  void set_writer(const char* writer) { writer_ = writer; }
+  bool has(const std::string& key) const { return r_.value.contains(key); }
+  const json& at(const std::string& key) const { return r_.value.at(key); }
   FieldAt where(const std::string& key) const
   {
-    const auto it = p_.scanned.keys.find(key);
-    return it == p_.scanned.keys.end() ? FieldAt{r_.line, 1} : line_col(text_, r_.offset + it->second);
+    const auto it = r_.keys.find(key);
+    return it == r_.keys.end() ? FieldAt{r_.line, 1} : it->second;
   }
   [[noreturn]] void fail(const std::string& key, const std::string& message, const std::string& valid) const
   {
@@ -196,7 +46,7 @@ public:
   double number(const std::string& key, double lo, bool open, const std::string& valid) const
   {
     if (!has(key))
-      fail(key, "missing", valid);
+      missing(key, valid);
     const json& v = at(key);
     not_a_word(key, v, valid);
     if (!v.is_number())
@@ -211,7 +61,7 @@ public:
   long integer(const std::string& key, long lo, const std::string& valid) const
   {
     if (!has(key))
-      fail(key, "missing", valid);
+      missing(key, valid);
     const json& v = at(key);
     not_a_word(key, v, valid);
     if (!v.is_number_integer())
@@ -221,6 +71,10 @@ public:
     if (v.get<long>() < lo)
       fail(key, fmt::format("{} is out of range", v.dump()), valid);
     return v.get<long>();
+  }
+  [[noreturn]] void missing(const std::string& key, const std::string& valid) const
+  {
+    fail(key, fmt::format("missing ({} writes it)", writer_), valid);
   }
   /** Python's NaN and Infinity (quoted by scan) are not figures. */
   void not_a_word(const std::string& key, const json& v, const std::string& valid) const
@@ -235,13 +89,12 @@ public:
   {
     throw InputError(file_, r_.line, 1, "", message, valid);
   }
-  const json& object() const { return p_.j; }
+  const json& object() const { return r_.value; }
 
 private:
   const std::string& file_;
-  const std::string& text_;
-  const Record& r_;
-  const Parsed& p_;
+  const JsonRecord& r_;
+  std::string writer_ = "the benchmark";
 };
 
 /*** Formats ***/
@@ -249,23 +102,26 @@ private:
 struct FormatFields {
   BenchFormat format;
   const char* name;
+  const char* writer;
   const char* e2e;                    ///< the metric name of end-to-end latency in its keys
   const char* total_throughput;       ///< its total token throughput key
   std::array<const char*, 5> markers; ///< keys only this format writes
 };
 
 const FormatFields format_table[] = {
-    {BenchFormat::vllm,
-     "vllm",
-     "e2el",
-     "total_token_throughput",
-     {"total_token_throughput", "endpoint_type", "num_prompts", "burstiness", "mean_e2el_ms"}},
-    {BenchFormat::sglang,
-     "sglang",
-     "e2e_latency",
-     "total_throughput",
-     {"input_throughput", "total_throughput", "total_output_tokens_retokenized", "mean_e2e_latency_ms",
-      "median_e2e_latency_ms"}},
+    {.format           = BenchFormat::vllm,
+     .name             = "vllm",
+     .writer           = "vllm bench serve",
+     .e2e              = "e2el",
+     .total_throughput = "total_token_throughput",
+     .markers          = {"total_token_throughput", "endpoint_type", "num_prompts", "burstiness", "mean_e2el_ms"}},
+    {.format           = BenchFormat::sglang,
+     .name             = "sglang",
+     .writer           = "sglang.bench_serving",
+     .e2e              = "e2e_latency",
+     .total_throughput = "total_throughput",
+     .markers = {"input_throughput", "total_throughput", "total_output_tokens_retokenized", "mean_e2e_latency_ms",
+                 "median_e2e_latency_ms"}},
 };
 
 const FormatFields& fields_of(BenchFormat f)
@@ -338,7 +194,7 @@ std::optional<LatencyStat> latency_key(const Fields& f, const FormatFields& t, c
 
 /*** The fields of one record ***/
 
-std::string ms_valid(const char* what) { return fmt::format("a finite number >= 0 ({})", what); }
+std::string nonnegative(const char* what) { return fmt::format("a finite number >= 0 ({})", what); }
 
 void read_latencies(const Fields& f, const FormatFields& t, BenchResult& b)
 {
@@ -346,7 +202,7 @@ void read_latencies(const Fields& f, const FormatFields& t, BenchResult& b)
     std::optional<LatencyStat> s = latency_key(f, t, it.key());
     if (!s)
       continue;
-    s->ms = f.number(it.key(), 0, false, ms_valid("ms"));
+    s->ms = f.number(it.key(), 0, false, nonnegative("ms"));
     if (s->stat != "std") // the spread is not compared
       b.latencies.push_back(*s);
   }
@@ -422,10 +278,10 @@ void read_fields(const Fields& f, const FormatFields& t, BenchResult& b)
   b.completed           = f.integer("completed", 1, "an integer >= 1 (requests that finished)");
   b.total_input_tokens  = f.integer("total_input_tokens", 0, "an integer >= 0");
   b.total_output_tokens = f.integer("total_output_tokens", 0, "an integer >= 0");
-  b.request_throughput  = f.number("request_throughput", 0, false, ms_valid("req/s"));
-  b.output_throughput   = f.number("output_throughput", 0, false, ms_valid("tok/s"));
+  b.request_throughput  = f.number("request_throughput", 0, false, nonnegative("req/s"));
+  b.output_throughput   = f.number("output_throughput", 0, false, nonnegative("tok/s"));
   if (f.has(t.total_throughput))
-    b.total_token_throughput = f.number(t.total_throughput, 0, false, ms_valid("tok/s"));
+    b.total_token_throughput = f.number(t.total_throughput, 0, false, nonnegative("tok/s"));
   read_latencies(f, t, b);
   read_settings(f, t, b);
 }
@@ -434,31 +290,27 @@ void read_fields(const Fields& f, const FormatFields& t, BenchResult& b)
 
 BenchResult load_bench_result(const std::string& path, std::optional<BenchFormat> format, int line)
 {
-  const std::string text = read_input_file(path, max_trace_file_bytes);
-  if (blank(text))
-    throw InputError(path, 0, 0, "", "empty file: no benchmark result", file_valid);
-  const std::vector<Record> recs = records(text);
-  std::vector<Parsed> parsed;
-  for (const Record& r : recs) // every record must be JSON, though one is read
-    parsed.push_back(parse_record(path, text, r));
-  std::size_t pick = recs.size() - 1;
+  const std::string text             = read_input_file(path, max_trace_file_bytes);
+  const std::vector<JsonRecord> recs = parse_json_records(path, text, file_valid); // every one JSON, one read
+  std::size_t pick                   = recs.size() - 1;
   if (line != 0) {
-    const auto it = std::find_if(recs.begin(), recs.end(), [&](const Record& r) { return r.line == line; });
+    const auto it = std::find_if(recs.begin(), recs.end(), [&](const JsonRecord& r) { return r.line == line; });
     if (it == recs.end()) {
       std::vector<int> starts;
-      for (const Record& r : recs)
+      for (const JsonRecord& r : recs)
         starts.push_back(r.line);
       throw InputError(path, 0, 0, "--bench-line", fmt::format("line {} holds no result", line),
                        fmt::format("a line where a result starts: {}", fmt::join(starts, ", ")));
     }
     pick = static_cast<std::size_t>(it - recs.begin());
   }
-  const Fields f(path, text, recs[pick], parsed[pick]);
+  Fields f(path, recs[pick]);
   BenchResult b;
   b.file         = path;
   b.line         = recs[pick].line;
   b.format_given = format.has_value();
   b.format       = format ? *format : detect_format(f);
+  f.set_writer(fields_of(b.format).writer);
   read_fields(f, fields_of(b.format), b);
   return b;
 }

@@ -14,6 +14,8 @@
  *     such a line is rejected for its first missing field.
  * Times are in ms, throughputs per second, as in the files. */
 #pragma once
+#include "validate/JsonRecords.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,11 +41,6 @@ struct LatencyStat {
   double percentile = -1; ///< 50 for the median, NN for pNN, -1 for the mean
   double ms         = 0;
   std::string key; ///< the file's key ("p99_ttft_ms")
-};
-
-/** @brief Where a field sits in the file (1-based; 0: not in the file). */
-struct FieldAt {
-  int line = 0, col = 0;
 };
 
 /** @brief A run setting the file states (`value` empty: the file does not state it). */
