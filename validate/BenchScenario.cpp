@@ -17,8 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/** One setting as both sides hold it: the scenario's value (loaded, so a default when it states none) and the bench
- *  file's, as YAML scalars (the merged file gets the bench file's). */
+/** One setting as both sides hold it: the scenario's value (as loaded: its default when the file states none) and
+ *  the bench file's, with where the bench file states it. */
 struct Pair {
   const char* key;
   bool scenario_states;
