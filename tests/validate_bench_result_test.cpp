@@ -195,7 +195,8 @@ TEST_CASE("dbosim validate --bench-result: predicted vs measured on the GB300 se
   for (const char* metric : {"TTFT mean", "TTFT median", "TTFT p90", "TTFT p99", "TPOT p99", "ITL p90", "ITL p99",
                              "request throughput", "output throughput", "total throughput"})
     CHECK(out.find(metric) != std::string::npos);
-  CHECK(out.find("E2EL") == std::string::npos); // the file has no E2EL figure: no row
+  CHECK(out.find("E2EL") == std::string::npos);             // the file has no E2EL figure: no row
+  CHECK(out.find("mean concurrency") == std::string::npos); // vLLM writes none
 
   // the predictions are the serving run's own figures (summary.json), the measurements the file's
   const nlohmann::json summary = read_json(dir.path() + "/summary.json")["serving"];
@@ -238,6 +239,9 @@ TEST_CASE("dbosim validate --bench-result: a setting both sides state differentl
   CHECK(p95 >= summary["p90_itl_ms"].get<double>());
   CHECK(p95 <= summary["p99_itl_ms"].get<double>());
   CHECK(row_of(result, "E2EL mean").predicted == Approx(summary["mean_e2el_ms"].get<double>()));
+  // SGLang's mean concurrency (E2E latencies summed over the duration) is the run's mean requests in the system
+  CHECK(row_of(result, "mean concurrency").predicted == Approx(summary["mean_requests_in_system"].get<double>()));
+  CHECK(row_of(result, "mean concurrency").measured == Approx(0.99));
 
   // --bench-line 1: the earlier run at concurrency 2 differs from the scenario's 1 as well
   const std::string first = validate_bench(kSglang, kScenario, dir.path() + "/first", &rc, "--bench-line 1");

@@ -94,6 +94,12 @@ BenchComparison compare_bench(const BenchResult& m, const serving::ServingSample
     row("total throughput", "tok/s", double(p.total_input_tokens + p.total_output_tokens) * per_s,
         *m.total_token_throughput);
 
+  if (m.concurrency) { // SGLang's definition: every request's E2E latency summed, over the duration
+    double e2e_s = 0;
+    for (double x : p.e2el_s)
+      e2e_s += x;
+    row("mean concurrency", "requests", e2e_s * per_s, *m.concurrency);
+  }
   c.measured  = workload(m.completed, m.total_input_tokens, m.total_output_tokens);
   c.predicted = workload(p.completed, p.total_input_tokens, p.total_output_tokens);
   check_length("input", c.measured.input_per_request, c.predicted.input_per_request, c.warnings);

@@ -1,7 +1,8 @@
 /* dbosim validate — a measured serving benchmark against dbosim's serving simulation of it. One row per statistic the
  * bench file holds: TTFT, TPOT, ITL and end-to-end latency, each mean, median and percentile it gives (the prediction
  * takes the same statistic of the simulated requests: numpy's linear percentile, as vLLM and SGLang take theirs), and
- * the request, output and total token throughputs. Rows are reported (group bench_serving), not checked. */
+ * the request, output and total token throughputs, and SGLang's mean concurrency. Rows are reported (group
+ * bench_serving), not checked. */
 #pragma once
 #include "serving/ServingMetrics.hpp"
 #include "validate/BenchResult.hpp"

@@ -282,6 +282,8 @@ void read_fields(const Fields& f, const FormatFields& t, BenchResult& b)
   b.output_throughput   = f.number("output_throughput", 0, false, nonnegative("tok/s"));
   if (f.has(t.total_throughput))
     b.total_token_throughput = f.number(t.total_throughput, 0, false, nonnegative("tok/s"));
+  if (t.format == BenchFormat::sglang && f.has("concurrency"))
+    b.concurrency = f.number("concurrency", 0, false, nonnegative("requests"));
   read_latencies(f, t, b);
   read_settings(f, t, b);
 }

@@ -8,11 +8,11 @@
  *   python/sglang/bench_serving.py of SGLang, in a fork of sgl-project/sglang (fzyzcjy/sglang at 0c69f5baf703):
  *     `calculate_metrics` and `benchmark` (the JSON line: mean_/median_/std_/p99_{ttft,tpot}_ms, p95_/p99_itl_ms,
  *     {mean,median,std,p99}_e2e_latency_ms, request_throughput, input_throughput, total_throughput, max_concurrency,
- *     null when unbounded, request_rate, "trace" when replaying trace timestamps; no num_prompts). Python's json
- *     writes float('inf') as the bare word Infinity (SGLang's default request rate): read as unbounded. The
- *     upstream file at 50a613687fe1 (sgl-project/sglang) wrote fewer fields (no request_throughput, no mean TTFT):
- *     such a line is rejected for its first missing field.
- * Times are in ms, throughputs per second, as in the files. */
+ *     null when unbounded, request_rate, "trace" when replaying trace timestamps, concurrency: the summed E2E latencies
+ * over the duration; no num_prompts). Python's json writes float('inf') as the bare word Infinity (SGLang's default
+ * request rate): read as unbounded. The upstream file at 50a613687fe1 (sgl-project/sglang) wrote fewer fields (no
+ * request_throughput, no mean TTFT): such a line is rejected for its first missing field. Times are in ms, throughputs
+ * per second, as in the files. */
 #pragma once
 #include "validate/JsonRecords.hpp"
 
@@ -63,12 +63,13 @@ struct BenchResult {
   double request_throughput = 0;                ///< req/s
   double output_throughput  = 0;                ///< tok/s
   std::optional<double> total_token_throughput; ///< tok/s (vLLM total_token_throughput, SGLang total_throughput)
-  std::vector<LatencyStat> latencies;           ///< every mean, median and percentile, by metric then statistic
-  BenchSetting<long> num_prompts;               ///< SGLang writes none: completed (+ failed) stands for it
-  BenchSetting<long> max_concurrency;           ///< 0: unbounded (the file's null)
-  BenchSetting<double> request_rate;            ///< req/s; 0: unbounded (vLLM "inf", Python's Infinity)
-  BenchSetting<double> burstiness;              ///< gamma shape of the arrivals (vLLM)
-  std::vector<std::string> notes;               ///< what the file says that the simulation does not reproduce
+  std::optional<double> concurrency;  ///< SGLang's mean requests in flight: the requests' E2E latencies / duration
+  std::vector<LatencyStat> latencies; ///< every mean, median and percentile, by metric then statistic
+  BenchSetting<long> num_prompts;     ///< SGLang writes none: completed (+ failed) stands for it
+  BenchSetting<long> max_concurrency; ///< 0: unbounded (the file's null)
+  BenchSetting<double> request_rate;  ///< req/s; 0: unbounded (vLLM "inf", Python's Infinity)
+  BenchSetting<double> burstiness;    ///< gamma shape of the arrivals (vLLM)
+  std::vector<std::string> notes;     ///< what the file says that the simulation does not reproduce
 };
 
 /** @brief Reads `path`. `format`: as given by --bench-format, else told from the fields. `line`: the physical line of
