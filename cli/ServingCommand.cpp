@@ -53,13 +53,13 @@ json expert_load_block(const Scenario& s, const serving::ServingResult& res)
 }
 } // namespace
 
-int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args,
-                    std::optional<sim::EngineKind> engine, bool share_shapes)
+ServingRun simulate_serving(const Scenario& s, const std::vector<std::string>& simgrid_args,
+                            std::optional<sim::EngineKind> engine, bool share_shapes)
 {
   using namespace serving;
-  const auto t0        = std::chrono::steady_clock::now();
-  const KvCapacity kv  = kv_capacity(s);
-  ServingParams params = serving_params(s, kv);
+  ServingRun run;
+  run.kv               = kv_capacity(s);
+  ServingParams params = serving_params(s, run.kv);
   if (isatty(STDERR_FILENO)) // progress for a person watching; never in a log or a pipe (outputs stay reproducible)
     params.on_progress = [bar       = Progress("serving run: requests finished", 0, false),
                           pass_seen = -1](int pass, std::size_t done, std::size_t total) mutable {
@@ -72,12 +72,15 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   std::vector<Request> requests = make_requests(s.requests, s.seed);
   EngineOracle oracle(s, 0, simgrid_args, engine.value_or(sim::EngineKind::simgrid), share_shapes);
   StepCache cache;
-  const ServingResult res = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
+  run.result = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);
   if (params.on_progress)
     fmt::print(stderr, "\r\033[K"); // clear the progress line
-  const json bucket_error = measure_bucket_error(res, cache, oracle, s.serving.exact_samples);
+  const ServingResult& res = run.result;
+  run.bucket_error         = measure_bucket_error(res, cache, oracle, s.serving.exact_samples);
+  run.distinct_shapes      = static_cast<long>(cache.size());
 
-  json block               = serving_metrics(res, params.gpus);
+  json& block              = run.block;
+  block                    = serving_metrics(res, params.gpus);
   block["max_concurrency"] = s.requests.max_concurrency;
   block["request_rate"]    = s.requests.request_rate;
   block["burstiness"]      = s.requests.burstiness;
@@ -85,32 +88,47 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
   block["ep"]              = s.parallel.ep;
   block["gpus"]            = params.gpus;
   block["host_gap_us"]     = params.host_gap_us;
-  block["kv_cache"]        = kv.to_json();
+  block["kv_cache"]        = run.kv.to_json();
   block["expert_load"]     = expert_load_block(s, res);
   if (s.speculative.enabled())
     block["speculative"] = speculative_block(s, res);
-  block["step_cache"] = {{"steps", res.steps.size()},       {"lookups", cache.lookups}, {"hits", cache.hits},
-                         {"distinct_shapes", cache.size()}, {"passes", res.passes},     {"bucket_error", bucket_error}};
+  block["step_cache"] = {{"steps", res.steps.size()}, {"lookups", cache.lookups},
+                         {"hits", cache.hits},        {"distinct_shapes", cache.size()},
+                         {"passes", res.passes},      {"bucket_error", run.bucket_error}};
 
-  json summary;
-  summary["scenario"]              = s.name;
-  summary["model"]                 = s.model.name;
-  summary["seed"]                  = s.seed;
-  summary["serving"]               = block;
-  const plan::LaunchCommand launch = plan::launch_command(s);
-  summary["launch"]                = plan::launch_json(launch);
-  sim::require_valid_summary(summary);
-  write_file_atomic(out_dir + "/requests.csv", requests_csv(res));
+  run.summary["scenario"] = s.name;
+  run.summary["model"]    = s.model.name;
+  run.summary["seed"]     = s.seed;
+  run.summary["serving"]  = block;
+  run.launch              = plan::launch_command(s);
+  run.summary["launch"]   = plan::launch_json(run.launch);
+  sim::require_valid_summary(run.summary);
+  return run;
+}
+
+void write_serving_outputs(const Scenario& s, const ServingRun& run, const std::string& out_dir)
+{
+  write_file_atomic(out_dir + "/requests.csv", serving::requests_csv(run.result));
   if (s.serving.step_trace)
-    write_file_atomic(out_dir + "/steps.csv", steps_csv(res));
-  write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
+    write_file_atomic(out_dir + "/steps.csv", serving::steps_csv(run.result));
+  write_file_atomic(out_dir + "/summary.json", run.summary.dump(2) + "\n");
+}
+
+int serving_command(const Scenario& s, const std::string& out_dir, const std::vector<std::string>& simgrid_args,
+                    std::optional<sim::EngineKind> engine, bool share_shapes)
+{
+  const auto t0      = std::chrono::steady_clock::now();
+  const ServingRun r = simulate_serving(s, simgrid_args, engine, share_shapes);
+  write_serving_outputs(s, r, out_dir);
+  const serving::ServingResult& res = r.result;
+  const json& block                 = r.block;
 
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("{}", serving_text(block));
+  fmt::print("{}", serving::serving_text(block));
   fmt::print("step cache: {} steps, {} distinct shapes simulated (+{} exact for the bucket error: max {:.2f}%, mean "
              "{:.2f}%), {} passes\n",
-             res.steps.size(), cache.size(), bucket_error["samples"].get<long>(),
-             bucket_error["max_error_pct"].get<double>(), bucket_error["mean_error_pct"].get<double>(), res.passes);
+             res.steps.size(), r.distinct_shapes, r.bucket_error["samples"].get<long>(),
+             r.bucket_error["max_error_pct"].get<double>(), r.bucket_error["mean_error_pct"].get<double>(), res.passes);
   if (s.speculative.enabled())
     fmt::print("speculative decoding ({}, k = {}): {:.3f} tokens per request per step expected, {:.3f} drawn; ITL is "
                "per streamed chunk (vllm bench serve), TPOT per token\n",
@@ -122,9 +140,9 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
              expert_load_model(s.cluster) != models::ExpertLoadModel::ideal && s.parallel.ep > 1
                  ? "; cluster.expert_load: ideal for balanced routing"
                  : "");
-  fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", kv.num_blocks, kv.block_size,
+  fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", r.kv.num_blocks, r.kv.block_size,
              res.peak_kv_blocks);
-  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(launch));
+  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(r.launch));
   fmt::print("wrote {}/summary.json, requests.csv{}\n", out_dir, s.serving.step_trace ? ", steps.csv" : "");
   std::fflush(stdout);
   fmt::print(stderr, "serving run: {:.2f} s wall\n", wall_s); // wall time: stderr, so stdout stays reproducible

@@ -2,7 +2,12 @@
  * `dbosim sweep`: every point of a scenario's `sweep:` section in its own process, merged into one CSV. */
 #pragma once
 #include "config/Scenario.hpp"
+#include "plan/LaunchCommand.hpp"
+#include "serving/KvCapacity.hpp"
+#include "serving/ServingSim.hpp"
 #include "sim/engine/StepEngine.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -12,6 +17,24 @@ namespace dbosim::cli {
 
 /** @brief True when the scenario asks for a serving run rather than one step. */
 bool has_serving_workload(const Scenario& s);
+
+/** @brief A serving run, simulated and measured, before anything is printed or written. */
+struct ServingRun {
+  serving::ServingResult result;
+  serving::KvCapacity kv;
+  nlohmann::ordered_json block;        ///< summary.json's "serving" block
+  nlohmann::ordered_json summary;      ///< summary.json (checked against its schema)
+  nlohmann::ordered_json bucket_error; ///< the step cache's bucket error (measure_bucket_error)
+  long distinct_shapes = 0;            ///< step shapes simulated
+  plan::LaunchCommand launch;          ///< the point's vLLM launch
+};
+
+/** @brief Runs the workload of `s` through the scheduler and the step-time cache (the path of `dbosim run`). */
+ServingRun simulate_serving(const Scenario& s, const std::vector<std::string>& simgrid_args = {},
+                            std::optional<sim::EngineKind> engine = std::nullopt, bool share_shapes = false);
+
+/** @brief out_dir/{summary.json, requests.csv, steps.csv (when serving.step_trace)} of a run. */
+void write_serving_outputs(const Scenario& s, const ServingRun& run, const std::string& out_dir);
 
 /** @brief Runs the workload through the scheduler and the step-time cache; prints vllm-bench-serve's table and
  *  writes out_dir/{summary.json (with a "serving" block), requests.csv, steps.csv}. Returns the exit code. */

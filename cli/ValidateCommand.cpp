@@ -1,5 +1,6 @@
 #include "cli/ValidateCommand.hpp"
 
+#include "cli/BenchResultCommand.hpp"
 #include "cli/Progress.hpp"
 
 #include "base/AtomicFile.hpp"
@@ -39,6 +40,7 @@ struct ValidateOptions {
   std::string write_ops;
   std::string testbed_ops;
   std::string recording;
+  BenchResultOptions bench;
   double makespan_tolerance_pct = 10;
   double gate_slack_pct         = 2;
   bool no_cases                 = false;
@@ -111,6 +113,20 @@ CLI::App* add_validate_command(CLI::App& app)
                 "each rank's file, the path holding {rank}")
       ->needs(ops);
   ops->needs("--recording");
+  CLI::Option* bench = v->add_option("--bench-result", o.bench.bench_result,
+                                     "A serving benchmark's result (vllm bench serve --save-result JSON, or "
+                                     "sglang.bench_serving --output-file JSON lines): simulate --scenario with its run "
+                                     "settings and print predicted vs measured, then exit (validate/README.md)");
+  v->add_option("--scenario", o.bench.scenario, "With --bench-result: the serving scenario to predict it with")
+      ->needs(bench);
+  bench->needs("--scenario");
+  v->add_option("--bench-format", o.bench.format,
+                "With --bench-result: vllm or sglang (default: told from the file's fields)")
+      ->needs(bench);
+  v->add_option("--bench-line", o.bench.line,
+                "With --bench-result: the line of the result to read in a JSON-lines file (default: the last)")
+      ->needs(bench)
+      ->check(CLI::Range(1, INT_MAX));
   v->add_option("--import-trace", o.import_trace,
                 "Map a measured trace (Chrome JSON or profile-data CSV) to op kinds and print per-op totals, then "
                 "exit");
@@ -137,6 +153,11 @@ int validate_command()
   }
   if (!o.testbed_ops.empty())
     return external_testbed(o);
+  if (!o.bench.bench_result.empty()) {
+    BenchResultOptions b = o.bench;
+    b.out_dir            = o.out_dir;
+    return bench_result_command(b);
+  }
   if (!o.write_plans.empty()) {
     prepare_out_dir(o.write_plans, "--write-testbed-plans");
     const models::HwProfile hw = load_hw_profile(o.profile);

@@ -1,7 +1,9 @@
 /* dbosim — `dbosim validate`: reference cases, the e2e group (published deployments, each a `dbosim run` child) and
  * the overlap testbed, predicted vs measured, MAPE per group, a CSV, and the regression gate. Exit codes: 0 every
  * checked case within its tolerance (and the gate holds), 3 a case exceeds its tolerance, 4 the gate fails (a group's
- * MAPE above its recorded level + 2 points), 2 bad input. */
+ * MAPE above its recorded level + 2 points), 2 bad input. With --bench-result FILE --scenario S.yaml: a user's own
+ * serving benchmark against the scenario's serving simulation (cli/BenchResultCommand), reported, not checked: 0 or 2.
+ */
 #pragma once
 #include <CLI/CLI.hpp>
 

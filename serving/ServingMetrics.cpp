@@ -87,23 +87,31 @@ json itl_split(const ServingResult& r)
   return s;
 }
 
-json serving_metrics(const ServingResult& r, int gpus)
+ServingSamples serving_samples(const ServingResult& r)
 {
-  std::vector<double> ttft, tpot, itl, e2el;
-  long in_tokens = 0, out_tokens = 0;
+  ServingSamples s;
   double first = 1e300, last = 0;
   for (const LiveRequest& l : r.live) {
-    ttft.push_back(l.first_token_s - l.send_s);
+    s.ttft_s.push_back(l.first_token_s - l.send_s);
     if (l.req->output_len > 1)
-      tpot.push_back(tpot_s(l));
-    itl.insert(itl.end(), l.itl_s.begin(), l.itl_s.end());
-    e2el.push_back(l.finish_s - l.send_s);
-    in_tokens += l.req->input_len;
-    out_tokens += l.req->output_len;
+      s.tpot_s.push_back(tpot_s(l));
+    s.itl_s.insert(s.itl_s.end(), l.itl_s.begin(), l.itl_s.end());
+    s.e2el_s.push_back(l.finish_s - l.send_s);
+    s.total_input_tokens += l.req->input_len;
+    s.total_output_tokens += l.req->output_len;
     first = std::min(first, l.send_s);
     last  = std::max(last, l.finish_s);
   }
-  const double duration = r.live.empty() ? 0 : last - first;
+  s.completed  = static_cast<long>(r.live.size());
+  s.duration_s = r.live.empty() ? 0 : last - first;
+  return s;
+}
+
+json serving_metrics(const ServingResult& r, int gpus)
+{
+  const ServingSamples s = serving_samples(r);
+  const long in_tokens = s.total_input_tokens, out_tokens = s.total_output_tokens;
+  const double duration = s.duration_s;
   const double per_s    = duration > 0 ? 1.0 / duration : 0;
   json m;
   m["completed"]              = r.live.size();
@@ -113,11 +121,12 @@ json serving_metrics(const ServingResult& r, int gpus)
   m["request_throughput"]     = double(r.live.size()) * per_s;
   m["output_throughput"]      = double(out_tokens) * per_s;
   m["total_token_throughput"] = double(in_tokens + out_tokens) * per_s;
-  add_stats(m, "ttft", ttft);
-  add_stats(m, "tpot", tpot);
-  add_stats(m, "itl", itl);
-  add_stats(m, "e2el", e2el);
-  m["output_throughput_per_gpu"] = double(out_tokens) * per_s / gpus;
+  add_stats(m, "ttft", s.ttft_s);
+  add_stats(m, "tpot", s.tpot_s);
+  add_stats(m, "itl", s.itl_s);
+  add_stats(m, "e2el", s.e2el_s);
+  m["output_throughput_per_gpu"]  = double(out_tokens) * per_s / gpus;
+  const std::vector<double>& tpot = s.tpot_s;
   const double mean_tpot_s = tpot.empty() ? 0 : std::accumulate(tpot.begin(), tpot.end(), 0.0) / double(tpot.size());
   m["output_throughput_per_user"] = mean_tpot_s > 0 ? 1.0 / mean_tpot_s : 0;
   m["mean_requests_in_system"]    = mean_requests_in_system(r);

@@ -14,6 +14,18 @@ namespace dbosim::serving {
 /** @brief numpy.percentile's default (linear interpolation between closest ranks); 0 for an empty list. */
 double percentile(std::vector<double> v, double pct);
 
+/** @brief A run's per-request samples as `vllm bench serve` collects them (seconds): TTFT and E2E latency of every
+ *  request, TPOT of every request with more than one output token, every inter-token gap (ITL), and the totals. */
+struct ServingSamples {
+  std::vector<double> ttft_s, tpot_s, itl_s, e2el_s;
+  long completed          = 0;
+  long total_input_tokens = 0, total_output_tokens = 0;
+  double duration_s = 0; ///< first send to last finish
+};
+
+/** @brief The samples of `r` (the figures below are their statistics). */
+ServingSamples serving_samples(const ServingResult& r);
+
 /** @brief The serving block of summary.json (vLLM key names; times in ms, throughputs per second). */
 nlohmann::ordered_json serving_metrics(const ServingResult& r, int gpus);
 

@@ -10,7 +10,8 @@
 #     --resume), else 2; plan 2. (The plain `run` of every scenario is the scenario:NAME test.)
 #   a plan (plans/*.yaml) — run, run --compare, sweep: 2, "this is a plan file". (`plan` is the plan:NAME test.)
 #   "global" — models, hw, schedules, run --help-params, validate (0, or 3 when a case exceeds its tolerance, as
-#     validate/README.md documents; the gate against validate/baseline.yaml must pass), bad usage (2).
+#     validate/README.md documents; the gate against validate/baseline.yaml must pass), validate --bench-result on
+#     the synthetic vLLM result (bench_result.json written), bad usage (2).
 set -u
 dbosim=$1 check=$2 schema=$3 input=$4 out=$5
 rm -rf "$out"
@@ -98,6 +99,15 @@ if [ "$input" = global ]; then
   expect 2 'requires --recording' validate --testbed-ops "$ext.yaml" --out "$out/external_norec"
   expect 2 'the recording has no event of this op' validate --testbed-ops "$ext.yaml" \
     --recording validate/testbed/decode_t256_c20__dbo.json --out "$out/external_badrec"
+  bench=tests/data/bench_result/vllm_dsr1_gb300_c1.json
+  if expect 0 '' validate --bench-result "$bench" --scenario scenarios/dsv3_serving_ep8_gb300_async_combine.yaml \
+    --out "$out/bench_result"; then
+    [ -s "$out/bench_result/bench_result.json" ] ||
+      { echo "FAIL: validate --bench-result wrote no bench_result.json"; fails=$((fails + 1)); }
+  fi
+  expect 2 'requires --scenario' validate --bench-result "$bench" --out "$out/bench_noscenario"
+  expect 2 "unknown format 'trt'" validate --bench-result "$bench" --bench-format trt \
+    --scenario scenarios/dsv3_serving_ep8_gb300_async_combine.yaml --out "$out/bench_badformat"
   if expect "0 3" '' validate --baseline validate/baseline.yaml --out "$out/validate"; then
     grep -q '^gate: ok' "$(log_of $n)" || { echo "FAIL: validate's gate did not pass"; fails=$((fails + 1)); }
   fi
