@@ -6,12 +6,14 @@
 #include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScheduleTable.hpp"
+#include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
 using namespace dbosim;
+using models::OpKind;
 
 namespace {
 
@@ -32,6 +34,49 @@ std::string scenario_yaml(const std::string& extra)
          "parallel: {dp: 8, ep: 8, tp: 1}\nworkload: {phase: decode, tokens_per_rank: 128}\n"
          "overlap: {enable_dbo: true, all2all_backend: deepep_low_latency}\n" +
          extra;
+}
+
+// Layer costs linear in tokens (as tests/all2all_table_test.cpp uses): only the schedule choice is looked at.
+sim::CostSource linear_costs()
+{
+  return sim::CostSource{
+      [](const models::StepShape& shape, bool moe, int) {
+        models::LayerCosts lc;
+        lc.moe = moe;
+        for (OpKind k : {OpKind::A0, OpKind::A1, OpKind::D, OpKind::MLP, OpKind::S, OpKind::C}) {
+          if (!moe && (k == OpKind::D || k == OpKind::S || k == OpKind::C))
+            continue;
+          models::OpCost c;
+          c.kind        = k;
+          c.duration_us = 5 + 0.1 * shape.tokens;
+          c.kernels     = 1;
+          lc.ops.push_back(c);
+        }
+        return lc;
+      },
+      [](const models::OpCost& c, int sms) { return c.duration_us * 132 / sms; },
+      {},
+      {},
+  };
+}
+
+/** An EP8 step of `e` in `phase`, DBO on or off, on a toy GPU. */
+Scenario step(const ServingEngine& e, models::Phase phase, bool dbo)
+{
+  Scenario s;
+  s.file                     = "test.yaml";
+  s.engine                   = &e;
+  s.model.name               = "toy";
+  s.model.num_layers         = 2;
+  s.model.first_k_dense      = 0;
+  s.hw.name                  = "toy-gpu";
+  s.hw.sm_count              = 132;
+  s.workload.phase           = phase;
+  s.workload.tokens_per_rank = 1024;
+  s.workload.batch           = phase == models::Phase::decode ? 1024 : 1;
+  s.overlap.enable_dbo       = dbo;
+  s.parallel.dp = s.parallel.ep = 8;
+  return s;
 }
 
 } // namespace
@@ -93,4 +138,24 @@ TEST_CASE("engine table: the scenario's engine key reads every row and refuses o
     for (const ServingEngine& e : serving_engines)
       CHECK(contains(err.what(), engine_id(e)));
   }
+}
+
+TEST_CASE("engine table: a step without overlap.schedule runs its engine's schedule where the micro-batches fit",
+          "[quick]")
+{
+  for (const ServingEngine& e : serving_engines)
+    for (models::Phase phase : {models::Phase::decode, models::Phase::prefill})
+      for (bool dbo : {false, true}) {
+        const std::string row = engine_schedule(e, phase == models::Phase::prefill);
+        INFO(engine_id(e) << (dbo ? " DBO" : "") << " " << row);
+        const sim::StepPlan p = sim::build_step_plan(step(e, phase, dbo), linear_costs());
+        const int nub         = dbo ? 2 : 1;
+        CHECK(schedule_ubatches(p.schedule) == nub);
+        if (schedule_ubatches(row) == nub)
+          CHECK(p.schedule == row);
+        else
+          CHECK(p.schedule == (dbo ? "dbo" : "serial")); // vLLM's rules
+        for (const std::string& note : p.notes)
+          CHECK_FALSE(contains(note, "overlap.schedule")); // the scenario named none
+      }
 }
