@@ -6,6 +6,7 @@
 #include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScheduleTable.hpp"
+#include "plan/LaunchCommand.hpp"
 #include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
@@ -158,4 +159,35 @@ TEST_CASE("engine table: a step without overlap.schedule runs its engine's sched
         for (const std::string& note : p.notes)
           CHECK_FALSE(contains(note, "overlap.schedule")); // the scenario named none
       }
+}
+
+TEST_CASE("engine table: every row's launch builds, in its family and with the row's spellings", "[quick]")
+{
+  test::TempDir dir;
+  for (const ServingEngine& e : serving_engines)
+    for (int nodes : {1, 2}) {
+      INFO(engine_id(e) << " on " << nodes << " node(s)");
+      std::string text = scenario_yaml("engine: " + engine_id(e) + "\n");
+      if (nodes == 2)
+        text = "engine: " + engine_id(e) +
+               "\nmodel: deepseek-v3\nhardware: h200\ncluster: {nodes: 2, gpus_per_node: 8}\n"
+               "parallel: {dp: 16, ep: 16, tp: 1}\nworkload: {phase: decode, tokens_per_rank: 128}\n"
+               "overlap: {enable_dbo: true, all2all_backend: deepep_low_latency}\n";
+      const Scenario s            = load_scenario(dir.write("launch.yaml", text));
+      const plan::LaunchCommand l = plan::launch_command(s);
+      if (e.launch == LaunchFamily::none) {
+        CHECK(l.nodes.empty());
+        REQUIRE_FALSE(l.notes.empty());
+        CHECK(contains(l.notes[0], e.label));
+        continue;
+      }
+      REQUIRE_FALSE(l.nodes.empty());
+      for (const std::string& node : l.nodes) {
+        CHECK(node.rfind(std::string(e.launch_text) + " ", 0) == 0);
+        CHECK(contains(node, "deepseek-ai/DeepSeek-V3"));
+        if (*e.deepep_flag)
+          CHECK(contains(node, std::string(e.deepep_flag) + " --deepep-mode low_latency"));
+      }
+      CHECK(contains(plan::format_launch(l), l.nodes.front()));
+    }
 }
