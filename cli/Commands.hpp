@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+namespace dbosim {
+struct ServingEngine; // config/EngineTable.hpp
+}
+
 namespace dbosim::cli {
 
 struct RunOptions {
@@ -31,5 +35,12 @@ int hw_command();
 int schedules_command();
 /** @brief `dbosim backends`: the all-to-all backends (models/All2AllTable.hpp): name, traits, launches, doc. */
 int backends_command();
+
+/** @brief `dbosim engines`: the serving-engine rows (config/EngineTable.hpp), then each row's rules with sources. */
+int engines_command();
+
+/** @brief One engine row as text: its id, label, default schedules, launch family, then one line per rule with its
+ *  source (`dbosim engines` and `run --explain` print it). */
+std::string engine_rules_text(const ServingEngine& e);
 
 } // namespace dbosim::cli

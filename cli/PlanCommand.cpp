@@ -5,6 +5,7 @@
 #include "base/SelfExe.hpp"
 #include "cli/ServingCommand.hpp"
 #include "config/DataDir.hpp"
+#include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "plan/MpiSession.hpp"
@@ -101,15 +102,17 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
       fmt::format("point {}: one decode step (batch {} per rank), first 2 MoE layers", rec.point.index, batch));
 }
 
-/** The recommended point's vLLM launch, from its scenario (written beside the timeline's). */
-std::string launch_text(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir)
+/** The recommended point's launch on its engine, from its scenario (written beside the timeline's). */
+PointLaunch launch_text(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir)
 {
   const std::string path = out_dir + "/launch/scenario.yaml";
   write_file_atomic(path, point_yaml(spec, rec.point));
   try {
-    return format_launch(launch_command(load_scenario(path)));
+    const Scenario s = load_scenario(path);
+    return {engine_row(s.engine).label, format_launch(launch_command(s))};
   } catch (const std::exception& e) {
-    return fmt::format("# the launch of point {} could not be derived: {}\n", rec.point.index, e.what());
+    return {default_engine().label,
+            fmt::format("# the launch of point {} could not be derived: {}\n", rec.point.index, e.what())};
   }
 }
 
@@ -181,7 +184,7 @@ int plan_command(const PlanOptions& opt)
     plots.timeline =
         timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
   }
-  const std::string launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : "";
+  const PointLaunch launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : PointLaunch{};
   write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err, launch));
   write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots, launch));
 

@@ -4,6 +4,7 @@
 #include "cli/CostReport.hpp"
 #include "cli/EngineRun.hpp"
 #include "cli/ServingCommand.hpp"
+#include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
 #include "plan/LaunchCommand.hpp"
@@ -42,7 +43,7 @@ int run_command(const RunOptions& opt)
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
   if (!opt.explain.empty())
-    fmt::print("{}", explain_op(cost, opt.explain));
+    fmt::print("{}engine {}", explain_op(cost, opt.explain), engine_rules_text(engine_row(s.engine)));
 
   nlohmann::ordered_json summary;
   summary["scenario"] = s.name;
@@ -64,7 +65,7 @@ int run_command(const RunOptions& opt)
   summary["launch"]                = plan::launch_json(launch);
   sim::require_valid_summary(summary);
   write_file_atomic(opt.out_dir + "/summary.json", summary.dump(2) + "\n");
-  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(launch));
+  fmt::print("\nlaunch ({}):\n{}", engine_row(s.engine).label, plan::format_launch(launch));
   fmt::print("wrote {}/summary.json\n", opt.out_dir);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "base/AtomicFile.hpp"
 #include "cli/Progress.hpp"
+#include "config/EngineTable.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "serving/BucketError.hpp"
 #include "serving/EngineOracle.hpp"
@@ -142,7 +143,7 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
                  : "");
   fmt::print("KV cache: {} blocks x {} tokens per DP rank, peak {} used\n", r.kv.num_blocks, r.kv.block_size,
              res.peak_kv_blocks);
-  fmt::print("\nlaunch (vLLM):\n{}", plan::format_launch(r.launch));
+  fmt::print("\nlaunch ({}):\n{}", engine_row(s.engine).label, plan::format_launch(r.launch));
   fmt::print("wrote {}/summary.json, requests.csv{}\n", out_dir, s.serving.step_trace ? ", steps.csv" : "");
   std::fflush(stdout);
   fmt::print(stderr, "serving run: {:.2f} s wall\n", wall_s); // wall time: stderr, so stdout stays reproducible

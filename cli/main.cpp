@@ -71,11 +71,13 @@ int main(int argc, char** argv)
   plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
       ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
-  CLI::App* models = app.add_subcommand("models", "List the model zoo");
-  CLI::App* hw     = app.add_subcommand("hw", "List the hardware profiles");
-  CLI::App* scheds = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
-  CLI::App* a2a    = app.add_subcommand("backends", "List the all-to-all backends and their traits "
-                                                       "(overlap.all2all_backend NAME)");
+  CLI::App* models  = app.add_subcommand("models", "List the model zoo");
+  CLI::App* hw      = app.add_subcommand("hw", "List the hardware profiles");
+  CLI::App* scheds  = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
+  CLI::App* a2a     = app.add_subcommand("backends", "List the all-to-all backends and their traits "
+                                                         "(overlap.all2all_backend NAME)");
+  CLI::App* engines = app.add_subcommand("engines", "List the serving engines, their default schedules, launch "
+                                                    "commands and rules with sources (engine: NAME[@VERSION])");
 
   CLI::App* validate = cli::add_validate_command(app);
 
@@ -114,6 +116,8 @@ int main(int argc, char** argv)
       return cli::schedules_command();
     if (a2a->parsed())
       return cli::backends_command();
+    if (engines->parsed())
+      return cli::engines_command();
     if (validate->parsed())
       return cli::validate_command();
   } catch (const InputError& e) {

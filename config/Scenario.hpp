@@ -13,6 +13,8 @@
 
 namespace dbosim {
 
+struct ServingEngine; // config/EngineTable.hpp
+
 enum class CudaGraphMode { full, piecewise, none };
 
 /** cluster.expert_load as written: `automatic` follows EPLB (cluster.placement), the others name the model. */
@@ -49,8 +51,9 @@ struct OverlapConfig {
   int dbo_prefill_token_threshold = 512;
   int dbo_comm_sms                = 20;    ///< VLLM_DBO_COMM_SMS
   bool async_combine              = false; ///< all2all_backend lives in ParallelSpec::backend
-  /** overlap.schedule: a config/ScheduleTable name, run by the steps with its micro-batch count; empty: vLLM's rules
-   *  (dbo for a split step, else async_combine or serial). */
+  /** overlap.schedule: a config/ScheduleTable name, run by the steps with its micro-batch count; empty: the engine's
+   *  default schedule (config/EngineTable.hpp) for the steps with its micro-batch count, else vLLM's rules (dbo for a
+   *  split step, else async_combine or serial). */
   std::string schedule{};
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
@@ -118,6 +121,9 @@ struct Scenario {
   std::string name; ///< file stem unless `name:` is given
   models::ModelSpec model;
   models::HwProfile hw;
+  /** engine: a row of config/EngineTable.hpp (engine_row() reads it; null, in a scenario built in code: the default
+   *  row). A pointer, so that the table is not included by every user of the scenario. */
+  const ServingEngine* engine = nullptr;
   models::NetworkFacts network; ///< link facts for D/C (cluster.network, else the profile's name); empty when ep = 1
   ClusterConfig cluster;
   models::ParallelSpec parallel;

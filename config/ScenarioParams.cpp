@@ -1,6 +1,7 @@
 #include "config/ScenarioParams.hpp"
 
 #include "base/InputError.hpp"
+#include "config/EngineTable.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
 #include "config/ParamHelpers.hpp"
@@ -43,14 +44,34 @@ ParamDecl schedule_param()
   ParamDecl d{"overlap.schedule",
               "enum",
               "",
-              "vLLM's rules",
+              "the engine's",
               fmt::format("{}", fmt::join(names, ", ")),
               "Engine schedule of the steps with its micro-batch count (a two-micro-batch one: the steps DBO splits; "
-              "the others follow vLLM's rules: dbo when split, else async_combine or serial); `dbosim schedules` "
-              "lists them, run --schedule overrides",
+              "the others follow vLLM's rules: dbo when split, else async_combine or serial); unset: the engine "
+              "row's schedule of the step's phase; `dbosim schedules` lists them, run --schedule overrides",
               [](Scenario& s) { s.overlap.schedule.clear(); },
               nullptr};
   d.read = [names](YamlMap& m, const std::string& leaf, Scenario& s) { s.overlap.schedule = m.get_enum(leaf, names); };
+  return d;
+}
+
+/*** engine: a row of the serving-engine table, NAME or NAME@VERSION ***/
+
+ParamDecl engine_param()
+{
+  const std::vector<std::string> values = engine_values();
+  ParamDecl d{"engine",
+              "enum",
+              "",
+              default_engine().name,
+              fmt::format("{}", fmt::join(values, ", ")),
+              "Serving engine (NAME, or NAME@VERSION for a pinned row): the default overlap.schedule and the launch "
+              "command follow it; `dbosim engines` lists the rows and their rules",
+              [](Scenario& s) { s.engine = &default_engine(); },
+              nullptr};
+  d.read = [values](YamlMap& m, const std::string& leaf, Scenario& s) {
+    s.engine = find_engine(m.get_enum(leaf, values));
+  };
   return d;
 }
 
@@ -110,6 +131,7 @@ std::vector<ParamDecl> build_params()
                "Model architecture", nullptr, read_model});
   p.push_back({"hardware", "profile", "", "required", "profile name (dbosim hw) or a path",
                "Hardware profile of every GPU", nullptr, read_hardware});
+  p.push_back(engine_param());
   p.push_back(int_param(
       "seed", "", 0, 0, 2147483647, "Seed of every random draw (routing, arrivals)",
       [](Scenario & s) -> auto& { return s.seed; }));

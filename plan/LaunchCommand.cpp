@@ -1,6 +1,8 @@
 #include "plan/LaunchCommand.hpp"
 
+#include "config/EngineTable.hpp"
 #include "models/All2AllTable.hpp"
+#include "plan/EngineLaunches.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +11,7 @@
 #include <vector>
 
 namespace dbosim::plan {
-namespace {
 
-/** The Hugging Face id of a zoo model ("https://huggingface.co/ORG/NAME/..." -> "ORG/NAME"), else its name. */
 std::string model_id(const models::ModelSpec& m)
 {
   const std::string hf = "https://huggingface.co/";
@@ -25,6 +25,8 @@ std::string model_id(const models::ModelSpec& m)
   const std::string id = name_end == std::string::npos ? rest : rest.substr(0, name_end);
   return id.size() > org_end + 1 ? id : m.name;
 }
+
+namespace {
 
 /** vLLM's --all2all-backend value for a dbosim backend (the table's vllm_name). vLLM's accepted values: the
  *  All2AllBackend Literal in vllm/config/parallel.py (naive, pplx, the DeepEP ones, mori_*, nixl_ep,
@@ -45,18 +47,19 @@ std::string ubatching_backends()
   return out;
 }
 
-/** The schedule vLLM's rules pick (StepPlanBuilder's default): dbo for a split step, else async_combine or serial. */
+/** Whether vLLM runs overlap.schedule: its row's DBO schedule (dbo) under DBO, else async_combine or serial. */
 bool vllm_runs_schedule(const Scenario& s)
 {
   const std::string& sch = s.overlap.schedule;
   if (sch.empty())
     return true;
-  return s.overlap.dbo_enabled() ? sch == "dbo" : (sch == "serial" || sch == "async_combine");
+  const bool prefill = s.workload.phase == models::Phase::prefill;
+  return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
+                                 : (sch == "serial" || sch == "async_combine");
 }
 
-} // namespace
-
-LaunchCommand launch_command(const Scenario& s)
+/** The `vllm serve` launch of `s`. */
+LaunchCommand vllm_launch(const Scenario& s)
 {
   LaunchCommand l;
   const auto& par  = s.parallel;
@@ -154,6 +157,26 @@ LaunchCommand launch_command(const Scenario& s)
                           ? args + " --data-parallel-address HEAD_IP"
                           : fmt::format("{} --headless --data-parallel-start-rank {} --data-parallel-address HEAD_IP",
                                         args, n * local));
+  return l;
+}
+
+} // namespace
+
+LaunchCommand launch_command(const Scenario& s)
+{
+  const ServingEngine& e = engine_row(s.engine);
+  switch (e.launch) {
+  case LaunchFamily::vllm_serve:
+    return vllm_launch(s);
+  case LaunchFamily::sglang_launch_server:
+    return sglang_launch(s);
+  case LaunchFamily::trtllm_serve:
+    return trtllm_launch(s);
+  case LaunchFamily::none:
+    break;
+  }
+  LaunchCommand l;
+  l.notes.push_back(fmt::format("# {} ({}): {}", e.label, engine_id(e), e.launch_rule.rule));
   return l;
 }
 

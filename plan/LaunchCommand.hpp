@@ -1,8 +1,10 @@
-/* dbosim — the vLLM launch of a scenario: the `vllm serve` command (one per node) and the environment that run what
- * dbosim simulated, and a note for each thing dbosim models that vLLM has no flag for. Pure: no I/O. Every flag
- * printed exists in vLLM's argument parser (vllm/engine/arg_utils.py, EngineArgs.add_cli_args, whose parallel,
- * scheduler, cache and compilation options mirror vllm/config/{parallel,scheduler,cache,compilation}.py) or in its
- * serve entry point (vllm/entrypoints/cli/serve.py: --headless); the environment in vllm/envs.py. */
+/* dbosim — the launch of a scenario on its engine (the scenario's `engine:` row, config/EngineTable.hpp): the command
+ * (one per node) and the environment that run what dbosim simulated, and a note for each thing dbosim models that the
+ * engine has no flag for. Pure: no I/O. SGLang's and TensorRT-LLM's commands are built in plan/EngineLaunches.cpp,
+ * each flag with the documentation page that spells it. For vLLM, every flag printed exists in its argument parser
+ * (vllm/engine/arg_utils.py, EngineArgs.add_cli_args, whose parallel, scheduler, cache and compilation options mirror
+ * vllm/config/{parallel,scheduler,cache,compilation}.py) or in its serve entry point (vllm/entrypoints/cli/serve.py:
+ * --headless); the environment in vllm/envs.py. */
 #pragma once
 #include "config/Scenario.hpp"
 
@@ -17,11 +19,12 @@ namespace dbosim::plan {
 
 struct LaunchCommand {
   std::vector<std::pair<std::string, std::string>> env; ///< name, value (exported on every node)
-  std::vector<std::string> nodes;                       ///< the `vllm serve ...` line of each node, head node first
+  std::vector<std::string> nodes;                       ///< the engine's command of each node, head node first
   std::vector<std::string> notes;                       ///< comment lines, each starting "# "
 };
 
-/** @brief The vLLM launch of `s`. Multi-node: HEAD_IP is a placeholder for the head node's address. */
+/** @brief The launch of `s` on its engine row's family. Multi-node: HEAD_IP is a placeholder for the head node's
+ *  address. An engine without a public command (LaunchFamily::none): no nodes, a note. */
 LaunchCommand launch_command(const Scenario& s);
 
 /** @brief Nodes up to which format_launch prints every node's command. */

@@ -227,14 +227,14 @@ std::string points_csv(const PlanSpec& spec, const std::vector<PointResult>& rs,
 }
 
 std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                            const ModelError& err, const std::string& launch)
+                            const ModelError& err, const PointLaunch& launch)
 {
   std::string s =
       fmt::format("# Capacity plan: {}\n\n## Recommendation\n\n", std::filesystem::path(spec.file).filename().string());
   for (const std::string& p : recommendation_text(spec, rs, an, err))
     s += p + "\n\n";
-  if (!launch.empty())
-    s += "## Launch the recommended point (vLLM)\n\n```sh\n" + launch + "```\n\n";
+  if (!launch.text.empty())
+    s += "## Launch the recommended point (" + launch.engine + ")\n\n```sh\n" + launch.text + "```\n\n";
   s += "## Fewest GPUs per hardware\n\n" + md_table(per_hw_table(spec, rs, an)) + "\n";
   s += "## Pareto frontier\n\n![frontier](plots/frontier.svg)\n\n";
   s += "## Latency vs EP\n\n![p99 ITL vs EP](plots/p99_itl_ms_vs_ep.svg)\n\n![p99 TTFT vs "
@@ -248,7 +248,7 @@ std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>
 }
 
 std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                        const ModelError& err, const ReportPlots& plots, const std::string& launch)
+                        const ModelError& err, const ReportPlots& plots, const PointLaunch& launch)
 {
   const std::string title = "Capacity plan: " + std::filesystem::path(spec.file).filename().string();
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
@@ -261,8 +261,9 @@ std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs
   for (const std::string& p : recommendation_text(spec, rs, an, err))
     s += "<p>" + html_escape(p) + "</p>\n";
   s += "</div>\n";
-  if (!launch.empty())
-    s += "<h2>Launch the recommended point (vLLM)</h2>\n<pre id=\"launch\">" + html_escape(launch) + "</pre>\n";
+  if (!launch.text.empty())
+    s += "<h2>Launch the recommended point (" + html_escape(launch.engine) + ")</h2>\n<pre id=\"launch\">" +
+         html_escape(launch.text) + "</pre>\n";
   s += "<h2>Fewest GPUs per hardware</h2>\n" + html_table(per_hw_table(spec, rs, an), "per-hardware");
   auto figure = [](const std::string& id, const std::string& svg, const std::string& caption) {
     return fmt::format("<figure class=\"plot\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n", id, svg,

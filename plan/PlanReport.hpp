@@ -27,12 +27,18 @@ struct ReportPlots {
 /** @brief Every point: axis values, hardware, status, headline serving figures and the analysis columns. */
 std::string points_csv(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an);
 
-/** `launch`: the recommended point's vLLM launch (plan/LaunchCommand's format_launch), shown under the
- *  recommendation; empty: none (no recommendation, or it could not be derived). */
+/** @brief The recommended point's launch: its engine's label ("vLLM") and the shell text (plan/LaunchCommand's
+ *  format_launch); an empty text: none (no recommendation, or it could not be derived). */
+struct PointLaunch {
+  std::string engine;
+  std::string text;
+};
+
+/** `launch`: the recommended point's launch, shown under the recommendation. */
 std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                            const ModelError& err, const std::string& launch = {});
+                            const ModelError& err, const PointLaunch& launch = {});
 
 std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs, const PlanAnalysis& an,
-                        const ModelError& err, const ReportPlots& plots, const std::string& launch = {});
+                        const ModelError& err, const ReportPlots& plots, const PointLaunch& launch = {});
 
 } // namespace dbosim::plan

@@ -79,7 +79,7 @@ schedules=$("$dbosim" schedules | awk 'NR > 1 { print $1 }')
 [ -n "$schedules" ] || { echo "FAIL: dbosim schedules listed nothing"; exit 1; }
 
 if [ "$input" = global ]; then
-  for verb in models hw schedules backends; do # a header and at least one row
+  for verb in models hw schedules backends engines; do # a header and at least one row
     if expect 0 '' $verb && [ "$(wc -l <"$(log_of $n)")" -lt 2 ]; then
       echo "FAIL: dbosim $verb listed nothing"
       fails=$((fails + 1))

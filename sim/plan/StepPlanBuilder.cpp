@@ -1,6 +1,7 @@
 #include "sim/plan/StepPlanBuilder.hpp"
 
 #include "base/InputError.hpp"
+#include "config/EngineTable.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
@@ -81,6 +82,33 @@ static double interference(const models::HwProfile& hw, const char* key, StepPla
   return it->second;
 }
 
+/** The schedule a step runs: --schedule, else overlap.schedule (else the engine row's schedule of the step's phase)
+ *  for the steps with its micro-batch count, else vLLM's rules (dbo when split, else async_combine or serial). Only a
+ *  schedule the scenario names earns a note when the step's micro-batches overrule it: the engine's default is its
+ *  rule for the steps it fits. */
+static std::string choose_schedule(const Scenario& sc, const std::string& forced, bool split, int nub,
+                                   std::vector<std::string>& notes)
+{
+  const OverlapConfig& o = sc.overlap;
+  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
+  if (!forced.empty())
+    return forced;
+  const bool named = !o.schedule.empty();
+  const std::string asked =
+      named ? o.schedule : engine_schedule(engine_row(sc.engine), sc.workload.phase == Phase::prefill);
+  const auto& reg = schedule_registry();
+  const auto e    = std::find_if(reg.begin(), reg.end(), [&](const ScheduleEntry& r) { return asked == r.name; });
+  if (e == reg.end())
+    throw InputError(sc.file, 0, 0, named ? "overlap.schedule" : "engine", fmt::format("unknown schedule '{}'", asked),
+                     schedule_names());
+  if (e->num_ubatches == nub)
+    return asked;
+  if (named)
+    notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)", asked,
+                                e->num_ubatches, nub, rule));
+  return rule;
+}
+
 StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt)
 {
   const OverlapConfig& o      = sc.overlap;
@@ -113,31 +141,13 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
                      fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
 
-  // ---- Schedule: --schedule, else overlap.schedule for the steps with its micro-batch count, else vLLM's rules.
-  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
-  const auto entry       = [](const std::string& name) -> const ScheduleEntry* {
-    for (const ScheduleEntry& e : schedule_registry())
-      if (name == e.name)
-        return &e;
-    return nullptr;
-  };
-  plan.schedule = opt.schedule;
-  if (plan.schedule.empty() && !o.schedule.empty()) {
-    const ScheduleEntry* e = entry(o.schedule);
-    if (!e)
-      throw InputError(sc.file, 0, 0, "overlap.schedule", fmt::format("unknown schedule '{}'", o.schedule),
-                       schedule_names());
-    plan.schedule = e->num_ubatches == nub ? o.schedule : rule;
-    if (e->num_ubatches != nub)
-      plan.notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)",
-                                       o.schedule, e->num_ubatches, nub, rule));
-  }
-  if (plan.schedule.empty())
-    plan.schedule = rule;
+  plan.schedule = choose_schedule(sc, opt.schedule, split, nub, plan.notes);
   if (split && o.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
-  const ScheduleEntry* chosen = entry(plan.schedule);
+  const ScheduleEntry* chosen = nullptr;
+  for (const ScheduleEntry& e : schedule_registry())
+    chosen = plan.schedule == e.name ? &e : chosen;
   if (!chosen)
     throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
                      schedule_names());
