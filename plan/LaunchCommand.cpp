@@ -81,9 +81,12 @@ LaunchCommand vllm_launch(const Scenario& s)
       note(fmt::format("dbosim's {} all-to-all is vLLM's {}", models::backend_name(par.backend),
                        vllm_backend(par.backend)));
   }
+  // EPLB is on where the placement is EPLB's (cluster.expert_load auto prices its residual then), with or without
+  // redundant slots.
+  if (s.cluster.routing.placement == models::Placement::eplb)
+    args += " --enable-eplb";
   if (s.cluster.routing.redundant_experts > 0)
-    args += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\":{}}}'",
-                        s.cluster.routing.redundant_experts);
+    args += fmt::format(" --eplb-config '{{\"num_redundant_experts\":{}}}'", s.cluster.routing.redundant_experts);
   if (dbo) {
     args += ov.enable_dbo ? " --enable-dbo" : fmt::format(" --ubatch-size {}", ov.ubatch_size);
     args += fmt::format(" --dbo-decode-token-threshold {} --dbo-prefill-token-threshold {}",

@@ -138,3 +138,15 @@ TEST_CASE("launch: a 256-node launch prints nodes 0, 1 and the last, and keeps e
   CHECK_FALSE(has(text, l.nodes[2]));
   CHECK(dbosim::plan::launch_json(l).at("nodes").size() == 256);
 }
+
+TEST_CASE("launch: EPLB placement is --enable-eplb, with its redundant experts when there are any", "[quick]")
+{
+  Scenario s = shipped("default");
+  CHECK_FALSE(has(launch_command(s).nodes.at(0), "eplb")); // contiguous placement: vLLM's default, no EPLB
+  s.cluster.routing.placement = dbosim::models::Placement::eplb;
+  const std::string plain     = launch_command(s).nodes.at(0);
+  CHECK(has(plain, " --enable-eplb"));
+  CHECK_FALSE(has(plain, "--eplb-config"));
+  s.cluster.routing.redundant_experts = 32;
+  CHECK(has(launch_command(s).nodes.at(0), " --enable-eplb --eplb-config '{\"num_redundant_experts\":32}'"));
+}
