@@ -14,9 +14,9 @@ using namespace dbosim::validate;
 
 TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[quick]")
 {
-  std::vector<CaseResult> rows = {{"g", "a", "m", "us", 110, 100, 10, "s"},
-                                  {"g", "b", "m", "us", 80, 100, 10, "s"},
-                                  {"h", "c", "m", "us", 50, 100, 0, "s"}};
+  std::vector<CaseResult> rows = {{"g", "a", "m", "us", 110, 100, 10, "s", ""},
+                                  {"g", "b", "m", "us", 80, 100, 10, "s", ""},
+                                  {"h", "c", "m", "us", 50, 100, 0, "s", ""}};
   CHECK(rows[0].error_pct() == Approx(10));
   CHECK(rows[0].pass());
   CHECK_FALSE(rows[1].pass());
@@ -33,6 +33,24 @@ TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[qui
   const auto back     = load_baseline(b);
   CHECK(back.at("g") == Approx(15));
   CHECK(results_csv(rows).find("g,b,\"m\",us,80,100,-20.000,10.0,FAIL,\"s\"") != std::string::npos);
+}
+
+TEST_CASE("validate: e2e rows are also summarized per engine and phase, outside the gate", "[quick]")
+{
+  std::vector<CaseResult> rows = {{"e2e", "a", "m", "ms", 110, 100, 20, "s", "vllm decode"},
+                                  {"e2e", "b", "m", "ms", 130, 100, 20, "s", "vllm decode"},
+                                  {"e2e", "c", "m", "ms", 95, 100, 20, "s", "sglang prefill"},
+                                  {"deepep_ll", "d", "m", "us", 50, 100, 20, "s", ""}};
+  const auto s                 = summarize_slices(rows);
+  REQUIRE(s.size() == 2); // the row without a slice is in its group only
+  CHECK(s.at("e2e vllm decode").mape_pct == Approx(20));
+  CHECK(s.at("e2e vllm decode").failed == 1);
+  CHECK(s.at("e2e sglang prefill").mape_pct == Approx(5));
+  CHECK(summarize(rows).at("e2e").mape_pct == Approx(15));
+  const std::string text = format_results(rows);
+  CHECK(text.find("by engine and phase (not gated)") != std::string::npos);
+  CHECK(text.find("e2e vllm decode") != std::string::npos);
+  CHECK(format_results({rows[3]}).find("by engine and phase") == std::string::npos);
 }
 
 TEST_CASE("validate cases: every shipped reference case is predicted through the public cost paths", "[quick]")

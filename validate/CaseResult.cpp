@@ -11,11 +11,17 @@ namespace dbosim::validate {
 
 bool CaseResult::pass() const { return !checked() || std::abs(error_pct()) <= tolerance_pct; }
 
-std::map<std::string, GroupSummary> summarize(const std::vector<CaseResult>& rows)
+namespace {
+
+/** MAPE per `key(row)`; rows whose key is empty are left out. */
+template <typename Key> std::map<std::string, GroupSummary> summarize_by(const std::vector<CaseResult>& rows, Key key)
 {
   std::map<std::string, GroupSummary> g;
   for (const CaseResult& r : rows) {
-    GroupSummary& s = g[r.group];
+    const std::string k = key(r);
+    if (k.empty())
+      continue;
+    GroupSummary& s = g[k];
     ++s.cases;
     s.checked += r.checked() ? 1 : 0;
     s.failed += r.pass() ? 0 : 1;
@@ -24,6 +30,18 @@ std::map<std::string, GroupSummary> summarize(const std::vector<CaseResult>& row
   for (auto& [name, s] : g)
     s.mape_pct /= s.cases;
   return g;
+}
+
+} // namespace
+
+std::map<std::string, GroupSummary> summarize(const std::vector<CaseResult>& rows)
+{
+  return summarize_by(rows, [](const CaseResult& r) { return r.group; });
+}
+
+std::map<std::string, GroupSummary> summarize_slices(const std::vector<CaseResult>& rows)
+{
+  return summarize_by(rows, [](const CaseResult& r) { return r.slice.empty() ? r.slice : r.group + " " + r.slice; });
 }
 
 static std::string status(const CaseResult& r) { return !r.checked() ? "info" : r.pass() ? "ok" : "FAIL"; }
@@ -38,6 +56,12 @@ std::string format_results(const std::vector<CaseResult>& rows)
                        r.checked() ? fmt::format("{:.0f}", r.tolerance_pct) : "-", status(r), r.unit);
   out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "group", "cases", "checked", "failed", "MAPE%");
   for (const auto& [name, s] : summarize(rows))
+    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
+  const auto slices = summarize_slices(rows);
+  if (!slices.empty())
+    out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "by engine and phase (not gated)", "cases", "checked",
+                       "failed", "MAPE%");
+  for (const auto& [name, s] : slices)
     out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
   return out;
 }

@@ -16,6 +16,7 @@ struct CaseResult {
   double measured      = 0;
   double tolerance_pct = 0; ///< 0: reported, not checked
   std::string source;       ///< public source or measurement provenance
+  std::string slice; ///< e2e cases: the engine row and phase ("vllm decode"), whose MAPE is printed too; else empty
   double error_pct() const { return measured != 0 ? 100.0 * (predicted - measured) / measured : 0; }
   bool checked() const { return tolerance_pct > 0; }
   bool pass() const;
@@ -30,7 +31,10 @@ struct GroupSummary {
 
 std::map<std::string, GroupSummary> summarize(const std::vector<CaseResult>& rows);
 
-/** @brief The printed table (one line per case, then MAPE per group). */
+/** @brief MAPE per group and slice (engine and phase) over the rows that have a slice: reported, not gated. */
+std::map<std::string, GroupSummary> summarize_slices(const std::vector<CaseResult>& rows);
+
+/** @brief The printed table (one line per case, then MAPE per group, then per engine and phase). */
 std::string format_results(const std::vector<CaseResult>& rows);
 
 /** @brief The CSV (group,name,metric,unit,predicted,measured,error_pct,tolerance_pct,status,source). */

@@ -1,5 +1,7 @@
 #include "validate/E2eCases.hpp"
 
+#include "config/EngineTable.hpp"
+
 #include "base/AtomicFile.hpp"
 #include "base/ChildProcess.hpp"
 #include "base/InputError.hpp"
@@ -189,6 +191,9 @@ E2eCase parse_case(YamlMap& m, const std::string& work_dir)
              "no workload.num_prompts");
     c.arms.push_back(std::move(a));
   }
+  const Scenario& first = c.arms.front().scenario;
+  r.slice               = fmt::format("{} {}", engine_row(first.engine).name,
+                        first.workload.phase == models::Phase::prefill ? "prefill" : "decode");
   m.allow({"note"});
   m.finish();
   return c;
