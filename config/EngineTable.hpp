@@ -8,6 +8,8 @@
  * cost models. */
 #pragma once
 
+#include "config/KvAdmission.hpp"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -42,10 +44,12 @@ struct ServingEngine {
   /** The flag (with its value) that selects DeepEP as the experts' all-to-all, followed by --deepep-mode; "" where
    *  the engine names its backend otherwise (vLLM: --all2all-backend with the all-to-all table's vllm_name) */
   const char* deepep_flag;
-  EngineRule schedule_rule;   ///< why the default schedules
-  EngineRule launch_rule;     ///< where the launch flags are spelled
-  EngineRule cuda_graph_rule; ///< when a step replays a CUDA graph
-  EngineRule dp_padding_rule; ///< how DP ranks pad their tokens
+  EngineRule schedule_rule;     ///< why the default schedules
+  EngineRule launch_rule;       ///< where the launch flags are spelled
+  EngineRule cuda_graph_rule;   ///< when a step replays a CUDA graph
+  EngineRule dp_padding_rule;   ///< how DP ranks pad their tokens
+  KvAdmission kv_admission;     ///< scheduler.kv_admission under `auto`: preempt or reserve (never engine_default)
+  EngineRule kv_admission_rule; ///< how the engine admits requests against its KV cache
 };
 
 /** @brief Every row's rules, in the order `dbosim engines` and --explain print them. */
@@ -56,7 +60,8 @@ struct NamedRule {
 inline constexpr NamedRule engine_rules[] = {{"schedule", &ServingEngine::schedule_rule},
                                              {"launch", &ServingEngine::launch_rule},
                                              {"cuda_graph", &ServingEngine::cuda_graph_rule},
-                                             {"dp_padding", &ServingEngine::dp_padding_rule}};
+                                             {"dp_padding", &ServingEngine::dp_padding_rule},
+                                             {"kv_admission", &ServingEngine::kv_admission_rule}};
 
 // clang-format off
 inline constexpr ServingEngine serving_engines[] = {
@@ -75,6 +80,10 @@ inline constexpr ServingEngine serving_engines[] = {
                         "vllm/v1/worker/dp_utils.py: coordinate_batch_across_dp @00746147"},
     .dp_padding_rule = {"with graphs or DBO on, every DP rank runs the largest padded token count of any rank",
                         "vllm/v1/worker/dp_utils.py: _synchronize_dp_ranks @00746147"},
+    .kv_admission = KvAdmission::preempt,
+    .kv_admission_rule = {"admits a waiting request when its prompt's blocks fit; when a running request's next block "
+                          "does not, preempts from the back of the running list (recompute)",
+                          "vllm/v1/core/sched/scheduler.py: Scheduler.schedule @b4622cf9"},
   },
   {
     .name = "vllm", .version = "2026-09", .label = "vLLM", .is_default = false,
@@ -92,6 +101,9 @@ inline constexpr ServingEngine serving_engines[] = {
                         "vllm/v1/worker/dp_utils.py: coordinate_batch_across_dp @00746147"},
     .dp_padding_rule = {"as 0.11: every DP rank runs the largest padded token count when graphs or DBO are on",
                         "vllm/v1/worker/dp_utils.py: _synchronize_dp_ranks @00746147"},
+    .kv_admission = KvAdmission::preempt,
+    .kv_admission_rule = {"as 0.11: admit on the prompt's blocks, preempt by recompute",
+                          "vllm/v1/core/sched/scheduler.py: Scheduler.schedule @b4622cf9"},
   },
   {
     .name = "sglang", .version = "0.5", .label = "SGLang", .is_default = true,
@@ -112,6 +124,11 @@ inline constexpr ServingEngine serving_engines[] = {
     .dp_padding_rule = {"DeepEP low-latency buffer per rank set by SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK; "
                         "no MoE DP chunk loop",
                         "docs/engines-evidence.md A2; https://github.com/sgl-project/sglang/issues/23896"},
+    .kv_admission = KvAdmission::preempt,
+    .kv_admission_rule = {"admits against an estimate of the running requests' future tokens (new_token_ratio) and "
+                          "retracts decoding requests when the KV pool runs out: preempt, as dbosim prices it",
+                          "python/sglang/srt/managers/schedule_policy.py: PrefillAdder @ad0119fd; "
+                          "python/sglang/srt/managers/scheduler.py: update_running_batch (retract_decode)"},
   },
   {
     .name = "sglang", .version = "2025-05", .label = "SGLang", .is_default = false,
@@ -131,6 +148,9 @@ inline constexpr ServingEngine serving_engines[] = {
     .dp_padding_rule = {"DeepEP low-latency buffer per rank set by SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK; "
                         "no MoE DP chunk loop",
                         "docs/engines-evidence.md A2; https://github.com/sgl-project/sglang/issues/23896"},
+    .kv_admission = KvAdmission::preempt,
+    .kv_admission_rule = {"as 0.5: admit against the future-token estimate, retract decoding requests (preempt)",
+                          "python/sglang/srt/managers/schedule_policy.py: PrefillAdder @ad0119fd"},
   },
   {
     .name = "trtllm", .version = "1.0", .label = "TensorRT-LLM", .is_default = true,
@@ -150,6 +170,12 @@ inline constexpr ServingEngine serving_engines[] = {
     .dp_padding_rule = {"attention DP ranks all-gather (can-graph, batch size) every iteration; an iteration lasts "
                         "as long as its busiest rank (a context chunk on one rank slows all)",
                         "docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md @011cfc2c"},
+    .kv_admission = KvAdmission::reserve,
+    .kv_admission_rule = {"capacity scheduler GUARANTEED_NO_EVICT (the default): a request starts only when its KV "
+                          "up to the last output token fits, and a started request is never paused",
+                          "docs/source/performance/performance-tuning-guide/useful-runtime-flags.md, 'Capacity "
+                          "Scheduler Policy' (https://nvidia.github.io/TensorRT-LLM/performance/"
+                          "performance-tuning-guide/useful-runtime-flags.html)"},
   },
   {
     .name = "deepseek", .version = "2025-02", .label = "DeepSeek's inference system", .is_default = true,
@@ -166,6 +192,9 @@ inline constexpr ServingEngine serving_engines[] = {
     .cuda_graph_rule = {"not published", "https://github.com/deepseek-ai/profile-data"},
     .dp_padding_rule = {"not published; the profiled steps balance the routing",
                         "https://github.com/deepseek-ai/profile-data"},
+    .kv_admission = KvAdmission::preempt,
+    .kv_admission_rule = {"not published; dbosim's scheduler (vLLM's) admits on the prompt's blocks",
+                          "https://github.com/deepseek-ai/profile-data"},
   },
 };
 // clang-format on
@@ -191,6 +220,12 @@ inline const ServingEngine& default_engine() { return *find_engine("vllm"); }
 /** @brief The row a scenario's `engine` points at; null: the default row. */
 inline const ServingEngine& engine_row(const ServingEngine* e) { return e ? *e : default_engine(); }
 
+/** @brief The KV admission a scenario runs: its own, or under `auto` its engine row's. */
+inline KvAdmission resolved_kv_admission(KvAdmission set, const ServingEngine* e)
+{
+  return set == KvAdmission::engine_default ? engine_row(e).kv_admission : set;
+}
+
 /** @brief The default overlap.schedule of a step of `e` (`prefill` or decode). */
 inline const char* engine_schedule(const ServingEngine& e, bool prefill)
 {
@@ -214,8 +249,8 @@ inline std::vector<std::string> engine_values()
 
 constexpr bool engine_text(const char* s) { return s && *s; }
 
-/** @brief Every row names its version, label, schedules and rules with sources; each name has one default row,
- *  and a row with a launch family spells how it starts. */
+/** @brief Every row names its version, label, schedules, KV admission and rules with sources; each name has one
+ *  default row, and a row with a launch family spells how it starts. */
 constexpr bool engine_rows_complete()
 {
   for (const ServingEngine& e : serving_engines) {
@@ -223,6 +258,8 @@ constexpr bool engine_rows_complete()
         !engine_text(e.prefill_schedule) || !e.deepep_flag)
       return false;
     if (e.launch != LaunchFamily::none && !engine_text(e.launch_text))
+      return false;
+    if (e.kv_admission == KvAdmission::engine_default)
       return false;
     for (const NamedRule& r : engine_rules)
       if (!engine_text((e.*r.rule).rule) || !engine_text((e.*r.rule).source))

@@ -1,5 +1,6 @@
 /* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/<name>.yaml. */
 #pragma once
+#include "config/KvAdmission.hpp"
 #include "hw/HwProfile.hpp"
 #include "hw/NetworkFacts.hpp"
 #include "models/ExpertImbalance.hpp"
@@ -101,9 +102,10 @@ struct SchedulerConfig {
   bool async_scheduling         = false;
   bool dp_least_loaded          = false; ///< assign requests to DP ranks least-loaded instead of round-robin
   double gpu_memory_utilization = 0.9;
-  int block_size                = 16; ///< KV-cache block size (tokens)
-  int num_gpu_blocks_override   = 0;  ///< > 0: KV blocks per DP rank instead of the HBM budget
-  double scheduler_cpu_us       = 0;  ///< measured host time of one scheduler step (0: none)
+  int block_size                = 16;                          ///< KV-cache block size (tokens)
+  int num_gpu_blocks_override   = 0;                           ///< > 0: KV blocks per DP rank instead of the HBM budget
+  double scheduler_cpu_us       = 0;                           ///< measured host time of one scheduler step (0: none)
+  KvAdmission kv_admission      = KvAdmission::engine_default; ///< admission against the KV cache (auto: the engine's)
   bool disaggregated_prefill =
       false; ///< a prefill and a decode deployment (each the scenario's layout), KV over the NIC
 };

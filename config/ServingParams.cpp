@@ -14,6 +14,7 @@ namespace dbosim {
 namespace {
 using params::bool_param;
 using params::double_param;
+using params::enum_param;
 using params::int_param;
 
 /** @brief `sweep:` maps a dotted key (or comma-joined keys, zipped) to a non-empty list of values. The values are
@@ -104,6 +105,14 @@ void add_serving_params(std::vector<ParamDecl>& p)
       "scheduler.scheduler_cpu_us", "us", 0.0, 0.0, 1e6,
       "Measured host time of one scheduler step, added to each step (hidden under async)",
       [](Scenario & s) -> auto& { return s.scheduler.scheduler_cpu_us; }));
+  p.push_back(enum_param<KvAdmission>(
+      "scheduler.kv_admission",
+      {{"auto", KvAdmission::engine_default}, {"preempt", KvAdmission::preempt}, {"reserve", KvAdmission::reserve}},
+      KvAdmission::engine_default,
+      "Admission against the KV cache: preempt (admit on the prompt's blocks, preempt by recompute: vLLM), reserve "
+      "(admit only when prompt and output fit, never preempt: TensorRT-LLM's GUARANTEED_NO_EVICT); auto: the "
+      "engine's",
+      [](Scenario & s) -> auto& { return s.scheduler.kv_admission; }));
 
   p.push_back(bool_param(
       "scheduler.disaggregated_prefill", false,

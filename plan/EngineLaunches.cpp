@@ -52,6 +52,11 @@ void add_vllm_only_notes(const Scenario& s, LaunchCommand& l)
     not_a_flag("speculative_config (vLLM's --speculative-config; not translated)");
   if (s.scheduler.disaggregated_prefill)
     not_a_flag("scheduler.disaggregated_prefill (run a prefill and a decode deployment)");
+  // TensorRT-LLM spells either policy (trtllm_launch); SGLang has no flag for another policy.
+  if (engine_row(s.engine).launch != LaunchFamily::trtllm_serve &&
+      resolved_kv_admission(s.scheduler.kv_admission, s.engine) != engine_row(s.engine).kv_admission)
+    not_a_flag(fmt::format("scheduler.kv_admission {}",
+                           kv_admission_name(resolved_kv_admission(s.scheduler.kv_admission, s.engine))));
 }
 
 } // namespace
@@ -114,6 +119,9 @@ LaunchCommand trtllm_launch(const Scenario& s)
     yaml += " enable_attention_dp: true;";
   if (s.execution.cuda_graph != CudaGraphMode::none)
     yaml += " cuda_graph_config: {enable_padding: true};";
+  // The capacity scheduler's policy (useful-runtime-flags.md, 'Capacity Scheduler Policy'): the default reserves.
+  if (resolved_kv_admission(s.scheduler.kv_admission, s.engine) == KvAdmission::preempt)
+    yaml += " scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION};";
   if (!yaml.empty()) {
     args += " --extra_llm_api_options extra-llm-api-config.yml";
     l.notes.push_back("# extra-llm-api-config.yml:" + yaml.substr(0, yaml.size() - 1));

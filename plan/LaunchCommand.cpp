@@ -97,6 +97,9 @@ LaunchCommand vllm_launch(const Scenario& s)
       note(fmt::format("vLLM's micro-batching asks for {} (vllm/config/vllm.py); {} may be refused",
                        ubatching_backends(), vllm_backend(par.backend)));
   }
+  if (resolved_kv_admission(sch.kv_admission, s.engine) != engine_row(s.engine).kv_admission)
+    not_a_flag(fmt::format("scheduler.kv_admission {} (vLLM admits on the prompt's blocks and preempts)",
+                           kv_admission_name(resolved_kv_admission(sch.kv_admission, s.engine))));
   // The scheduler and cache groups.
   args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);
   if (!sch.enable_chunked_prefill)

@@ -96,7 +96,10 @@ RankStep RankScheduler::schedule()
     r->shared_blocks = hit_blocks;
     const int wanted = r->num_tokens() - r->computed;
     const int n      = std::min(wanted, budget);
-    if ((!cfg_.enable_chunked_prefill && wanted > budget) || !allocate(r, n)) {
+    // Under `reserve` the request takes the blocks of its whole life at once (prompt, every output token and the
+    // drafts of its last verification), so a started request never needs a block it cannot get.
+    const int held = cfg_.kv_admission == KvAdmission::reserve ? lifetime_tokens(r) - r->computed : n;
+    if ((!cfg_.enable_chunked_prefill && wanted > budget) || !allocate(r, held)) {
       r->computed -= hit_tokens;
       r->shared_blocks = 0;
       break;

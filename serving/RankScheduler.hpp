@@ -1,6 +1,8 @@
 /* dbosim — one DP rank's vLLM V1 scheduler: continuous batching under a token budget (max_num_batched_tokens) and a
  * request cap (max_num_seqs), chunked prefill, paged KV blocks, preemption by recompute when blocks run out
- * (the last running request goes back to the front of the waiting queue and loses its KV), and automatic prefix
+ * (the last running request goes back to the front of the waiting queue and loses its KV) or, under
+ * scheduler.kv_admission reserve (TensorRT-LLM's GUARANTEED_NO_EVICT), admission only when a request's whole KV
+ * fits (it never needs preempting), and automatic prefix
  * caching of the prefix every request shares (Request::prefix_len): once a request on the rank has computed its
  * whole blocks, they stay and later requests start past them. */
 #pragma once
@@ -94,6 +96,12 @@ private:
   long blocks_for(long tokens) const { return (tokens + cfg_.block_size - 1) / cfg_.block_size; }
   /** The whole blocks of the shared prefix that r's prompt starts with (what the rank can cache of it). */
   long prefix_whole_blocks(const LiveRequest* r) const { return r->req->prefix_len / cfg_.block_size; }
+  /** @brief The KV a request holds at its longest: prompt, every output token, and the drafts verified with its
+   *  last token (speculative decoding). */
+  int lifetime_tokens(const LiveRequest* r) const
+  {
+    return r->req->input_len + r->req->output_len + spec_.tokens_per_request() - 1;
+  }
 
   const SchedulerConfig& cfg_;
   std::deque<LiveRequest*> waiting_;

@@ -1,6 +1,7 @@
 #include "serving/ServingSim.hpp"
 
 #include "base/InputError.hpp"
+#include "config/EngineTable.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +22,7 @@ ServingParams serving_params(const Scenario& s, const KvCapacity& kv)
   p.dp                          = s.parallel.dp;
   p.gpus                        = s.parallel.dp * s.parallel.tp;
   p.scheduler                   = s.scheduler;
+  p.scheduler.kv_admission      = resolved_kv_admission(s.scheduler.kv_admission, s.engine);
   p.kv_blocks_per_rank          = kv.num_blocks;
   p.host_gap_us                 = host_gap_us(s);
   p.disaggregated               = s.scheduler.disaggregated_prefill;

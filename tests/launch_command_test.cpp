@@ -1,5 +1,6 @@
 /* dbosim tests — plan/LaunchCommand: the vLLM launch of a scenario (flags, environment, per-node placeholders, notes
  * for what vLLM has no flag for), on the shipped scenarios. */
+#include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "plan/LaunchCommand.hpp"
 
@@ -149,4 +150,21 @@ TEST_CASE("launch: EPLB placement is --enable-eplb, with its redundant experts w
   CHECK_FALSE(has(plain, "--eplb-config"));
   s.cluster.routing.redundant_experts = 32;
   CHECK(has(launch_command(s).nodes.at(0), " --enable-eplb --eplb-config '{\"num_redundant_experts\":32}'"));
+}
+
+TEST_CASE("launch: the KV admission is TensorRT-LLM's capacity policy, and a note where vLLM has no flag for it",
+          "[quick]")
+{
+  Scenario s = shipped("default");
+  s.engine   = dbosim::find_engine("trtllm");
+  REQUIRE(s.engine);
+  CHECK(!has(format_launch(launch_command(s)), "capacity_scheduler_policy")); // the default reserves
+  s.scheduler.kv_admission = dbosim::KvAdmission::preempt;
+  CHECK(has(format_launch(launch_command(s)), "scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION}"));
+  CHECK(!has(format_launch(launch_command(s)), "not a TensorRT-LLM flag: scheduler.kv_admission"));
+
+  s.engine = dbosim::find_engine("vllm");
+  CHECK(!has(format_launch(launch_command(s)), "scheduler.kv_admission")); // preempt is vLLM's own
+  s.scheduler.kv_admission = dbosim::KvAdmission::reserve;
+  CHECK(has(format_launch(launch_command(s)), "not a vLLM flag: scheduler.kv_admission reserve"));
 }

@@ -126,6 +126,34 @@ TEST_CASE("serving::RankScheduler: preemption happens when and only when the KV 
     CHECK(l.generated == l.req->output_len);
 }
 
+TEST_CASE("serving::RankScheduler: under reserve a request starts only when its whole KV fits and is never "
+          "preempted",
+          "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts        = 64;
+  w.random_input_len   = 300;
+  w.random_output_len  = 200;
+  w.random_range_ratio = 0.5;
+  const auto reqs      = make_requests(w, 11);
+  ClosedFormOracle o;
+  const long peak     = run(small_params(1, 1 << 20), reqs, 0, o).peak_kv_blocks;
+  ServingParams tight = small_params(1, peak / 2); // preempt thrashes here
+  REQUIRE(run(tight, reqs, 0, o).preemptions > 0);
+  tight.scheduler.kv_admission = KvAdmission::reserve;
+  const ServingResult res      = run(tight, reqs, 0, o);
+  CHECK(res.preemptions == 0);
+  CHECK(res.peak_kv_blocks <= peak / 2);
+  long most_lifetime_blocks = 0;
+  for (const LiveRequest& l : res.live) {
+    CHECK(l.generated == l.req->output_len);
+    CHECK(l.preemptions == 0);
+    most_lifetime_blocks = std::max(most_lifetime_blocks, long((l.req->input_len + l.req->output_len + 15) / 16));
+  }
+  // Reserved blocks are held from admission: the cache fills to within one request's reservation.
+  CHECK(res.peak_kv_blocks > peak / 2 - most_lifetime_blocks);
+}
+
 TEST_CASE("serving::ServingSim: Little's law holds on a steady Poisson run", "[quick]")
 {
   RequestWorkload w;
