@@ -7,6 +7,7 @@
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
 #include "models/All2AllTable.hpp"
+#include "models/BalancedRouting.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -96,6 +97,14 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           "redundant_experts {} (routed + redundant divisible by ep)",
                           (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
   }
+  if (rt.dist != models::RoutingDist::balanced && p.ep > models::drawn_routing_ep_max)
+    at("parallel")
+        .fail(leaf_or_section("parallel", "ep"),
+              fmt::format("ep {} with cluster.routing {}: drawn routing prices every rank from an ep x ep traffic "
+                          "matrix, bounded at ep {} (models/BalancedRouting.hpp)",
+                          p.ep, models::routing_dist_name(rt.dist), models::drawn_routing_ep_max),
+              fmt::format("1..{} with drawn routing; parallel.ep's whole range with cluster.routing balanced",
+                          models::drawn_routing_ep_max));
   if (m.num_routed_experts > 0 && m.top_k > 0) {
     // Every token must be able to draw top_k distinct experts (and routing_topk_groups distinct groups): an
     // impossible histogram or group split is refused here, naming the groups, not found by a draw that cannot end.

@@ -20,4 +20,9 @@ inline bool has_one_row(const RoutingMatrix& rm) { return rm.ep > 1 && rm.copies
  *  differs, so a class member's figure may differ from its own loop's in the last bits). */
 inline constexpr int all2all_every_rank_max = 1024;
 
+/** @brief The largest EP group drawn routing (uniform, zipf, histogram) takes: it draws every token and prices every
+ *  rank from an ep x ep traffic matrix, O(ep^2) in time and memory (docs/results.md: EP 4096 zipf in ~2 s of CPU and
+ *  0.3 GB, EP 8192 in ~11 s and 1.2 GB); balanced routing runs up to parallel.ep's range in O(ep). */
+inline constexpr int drawn_routing_ep_max = 4096;
+
 } // namespace dbosim::models
