@@ -191,6 +191,16 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
   const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
   const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
+  const long drawn   = long(s.parallel.ep) * w.tokens_per_rank; // every token's experts drawn, one step
+  if (!serving && s.cluster.routing.dist != models::RoutingDist::balanced && drawn > models::drawn_routing_tokens_max)
+    at("workload")
+        .fail(leaf_or_section("workload", "tokens_per_rank"),
+              fmt::format("{} tokens on each of {} ranks under cluster.routing {}: drawn routing draws every token's "
+                          "experts, bounded at ep x tokens_per_rank {} a step (models/BalancedRouting.hpp)",
+                          w.tokens_per_rank, s.parallel.ep, models::routing_dist_name(s.cluster.routing.dist),
+                          models::drawn_routing_tokens_max),
+              fmt::format("1..{} at ep {} with drawn routing; any count with cluster.routing balanced",
+                          models::drawn_routing_tokens_max / s.parallel.ep, s.parallel.ep));
   if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
     at("workload")
         .fail(leaf_or_section("workload", "tokens_per_rank"),

@@ -25,4 +25,9 @@ inline constexpr int all2all_every_rank_max = 1024;
  *  0.3 GB, EP 8192 in ~11 s and 1.2 GB); balanced routing runs up to parallel.ep's range in O(ep). */
 inline constexpr int drawn_routing_ep_max = 4096;
 
+/** @brief The most tokens drawn routing draws in one step (ep x tokens per rank): each token's top_k experts are
+ *  drawn, ~0.55 us a token on one core with memory flat (docs/results.md: EP 8 x 1,048,576 tokens in ~4.6 s of
+ *  CPU, 43 MB), so this bound is ~10 s. */
+inline constexpr long drawn_routing_tokens_max = 1L << 24;
+
 } // namespace dbosim::models
