@@ -7,6 +7,7 @@
 #include "config/ScenarioParams.hpp"
 #include "config/YamlMap.hpp"
 #include "models/All2AllTable.hpp"
+#include "models/BalancedRouting.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -96,6 +97,14 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                           "redundant_experts {} (routed + redundant divisible by ep)",
                           (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
   }
+  if (rt.dist != models::RoutingDist::balanced && p.ep > models::drawn_routing_ep_max)
+    at("parallel")
+        .fail(leaf_or_section("parallel", "ep"),
+              fmt::format("ep {} with cluster.routing {}: drawn routing prices every rank from an ep x ep traffic "
+                          "matrix, bounded at ep {} (models/BalancedRouting.hpp)",
+                          p.ep, models::routing_dist_name(rt.dist), models::drawn_routing_ep_max),
+              fmt::format("1..{} with drawn routing; parallel.ep's whole range with cluster.routing balanced",
+                          models::drawn_routing_ep_max));
   if (m.num_routed_experts > 0 && m.top_k > 0) {
     // Every token must be able to draw top_k distinct experts (and routing_topk_groups distinct groups): an
     // impossible histogram or group split is refused here, naming the groups, not found by a draw that cannot end.
@@ -182,6 +191,16 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
   const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
   const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
+  const long drawn   = long(s.parallel.ep) * w.tokens_per_rank; // every token's experts drawn, one step
+  if (!serving && s.cluster.routing.dist != models::RoutingDist::balanced && drawn > models::drawn_routing_tokens_max)
+    at("workload")
+        .fail(leaf_or_section("workload", "tokens_per_rank"),
+              fmt::format("{} tokens on each of {} ranks under cluster.routing {}: drawn routing draws every token's "
+                          "experts, bounded at ep x tokens_per_rank {} a step (models/BalancedRouting.hpp)",
+                          w.tokens_per_rank, s.parallel.ep, models::routing_dist_name(s.cluster.routing.dist),
+                          models::drawn_routing_tokens_max),
+              fmt::format("1..{} at ep {} with drawn routing; any count with cluster.routing balanced",
+                          models::drawn_routing_tokens_max / s.parallel.ep, s.parallel.ep));
   if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
     at("workload")
         .fail(leaf_or_section("workload", "tokens_per_rank"),

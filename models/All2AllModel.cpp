@@ -1,13 +1,18 @@
 #include "models/All2AllModel.hpp"
 
 #include "hw/DType.hpp"
+#include "models/BalancedRouting.hpp"
 #include "models/CommOps.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 namespace dbosim::models {
 namespace {
@@ -21,9 +26,12 @@ struct Layout {
   int nodes() const { return (ep + gpn - 1) / gpn; }
 };
 
+/** @brief Entry [a][b] of a routing matrix; a one-row matrix (models/BalancedRouting) holds row a for every a. */
+double cell(const std::vector<std::vector<double>>& m, int a, int b) { return m.size() == 1 ? m[0][b] : m[a][b]; }
+
 double at(const std::vector<std::vector<double>>& m, bool transpose, int a, int b)
 {
-  return transpose ? m[b][a] : m[a][b];
+  return transpose ? cell(m, b, a) : cell(m, a, b);
 }
 
 void check(const All2AllContext& ctx, OpKind kind)
@@ -112,16 +120,16 @@ RailTraffic rail_traffic(const RoutingMatrix& rm, const Layout& l, const All2All
   const int nr = l.node(r);
   for (int node = 0; node < l.nodes(); ++node)
     if (node != nr) {
-      t.rdma_send += rm.node_dedup[r][node] * b;
+      t.rdma_send += cell(rm.node_dedup, r, node) * b;
       if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
-        t.spine += rm.node_dedup[r][node] * b;
+        t.spine += cell(rm.node_dedup, r, node) * b;
     }
   for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
     if (l.node(s) != nr) {
-      t.rdma_recv += rm.node_dedup[s][nr] * b;
+      t.rdma_recv += cell(rm.node_dedup, s, nr) * b;
       for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
         if (forward_to_self || d != r)
-          t.forwarded += rm.rank_dedup[s][d] * b;
+          t.forwarded += cell(rm.rank_dedup, s, d) * b;
     }
   return t;
 }
@@ -147,6 +155,71 @@ double hbm_us(double bytes, const HwProfile& hw)
   return bw > 0 ? bytes / bw * 1e6 : 0.0;
 }
 
+/** @brief The ranks a model's loop prices, and the priced rank whose figures each rank takes (itself when priced).
+ *  Every rank is priced, but for one-row routing above all2all_every_rank_max ranks: there a rank's figures are sums
+ *  and maxima over the row, its node's entries, its rail's entries under its leaf switch and its leaf's node entries,
+ *  so ranks alike in these multisets (and in their own entries) are alike, and one of each class is priced. */
+struct PricedRanks {
+  std::vector<int> priced;
+  std::vector<int> source;
+};
+PricedRanks priced_ranks(const RoutingMatrix& rm, const Layout& l, const All2AllContext& ctx)
+{
+  PricedRanks pr;
+  pr.source.resize(rm.ep);
+  std::iota(pr.source.begin(), pr.source.end(), 0);
+  if (!has_one_row(rm) || rm.ep <= all2all_every_rank_max) {
+    pr.priced = pr.source;
+    return pr;
+  }
+  const std::vector<double>& v = rm.copies[0];
+  const std::vector<double>& u = rm.rank_dedup[0];
+  const std::vector<double>& w = rm.node_dedup[0];
+  const int down               = std::max(1, ctx.net->leaf_switch_down_ports);
+  const int leaves             = (l.nodes() + down - 1) / down;
+  using Multiset               = std::vector<std::pair<double, double>>;
+  std::map<Multiset, int> ids;
+  auto intern = [&](Multiset ms) {
+    std::sort(ms.begin(), ms.end());
+    return ids.emplace(std::move(ms), static_cast<int>(ids.size())).first->second;
+  };
+  std::vector<Multiset> node_ms(l.nodes()), rail_leaf_ms(static_cast<std::size_t>(l.gpn) * leaves), leaf_ms(leaves);
+  for (int p = 0; p < rm.ep; ++p) {
+    node_ms[l.node(p)].emplace_back(v[p], u[p]);
+    rail_leaf_ms[static_cast<std::size_t>(p % l.gpn) * leaves + l.node(p) / down].emplace_back(v[p], u[p]);
+  }
+  for (int n = 0; n < l.nodes(); ++n)
+    leaf_ms[n / down].emplace_back(w[n], 0.0);
+  std::vector<int> node_id(node_ms.size()), rail_leaf_id(rail_leaf_ms.size()), leaf_id(leaf_ms.size());
+  for (std::size_t i = 0; i < node_ms.size(); ++i)
+    node_id[i] = intern(std::move(node_ms[i]));
+  for (std::size_t i = 0; i < rail_leaf_ms.size(); ++i)
+    rail_leaf_id[i] = intern(std::move(rail_leaf_ms[i]));
+  for (std::size_t i = 0; i < leaf_ms.size(); ++i)
+    leaf_id[i] = intern(std::move(leaf_ms[i]));
+  std::map<std::tuple<double, double, double, int, int, int, int>, int> class_rank;
+  for (int r = 0; r < rm.ep; ++r) {
+    const int rail         = r % l.gpn;
+    const int leaf         = l.node(r) / down;
+    const auto key         = std::make_tuple(v[r], u[r], w[l.node(r)], node_id[l.node(r)],
+                                             rail_leaf_id[static_cast<std::size_t>(rail) * leaves + leaf], leaf_id[leaf],
+                                             (rm.ep - rail + l.gpn - 1) / l.gpn);
+    const auto [it, fresh] = class_rank.emplace(key, r);
+    if (fresh)
+      pr.priced.push_back(r);
+    pr.source[r] = it->second;
+  }
+  return pr;
+}
+
+/** @brief Gives every unpriced rank its class's figures. */
+void copy_classes(const PricedRanks& pr, std::vector<RankComm>& out)
+{
+  for (std::size_t r = 0; r < out.size(); ++r)
+    if (pr.source[r] != static_cast<int>(r))
+      out[r] = out[pr.source[r]];
+}
+
 /*** DeepEP low-latency: one message per token-expert copy, RDMA (IBGDA) between nodes, NVLink inside one ***/
 
 std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
@@ -160,13 +233,14 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
   const double nic_bw = n.nic_achievable_bytes_per_s * NetworkFacts::efficiency(b, n.nic_message_overhead_bytes);
   const double rdma_lat = rdma_latency_us(l, ctx);
   std::vector<RankComm> out(rm.ep);
-  for (int r = 0; r < rm.ep; ++r) {
+  const PricedRanks pr = priced_ranks(rm, l, ctx);
+  for (int r : pr.priced) {
     double snvl = 0, srdma = 0, rnvl = 0, rrdma = 0, rall = 0, home_tokens_x_k = 0, sspine = 0, rspine = 0, pair = 0;
     for (int p = 0; p < rm.ep; ++p) {
       const double sent = at(rm.copies, tr, r, p) * b;
       const double recv = at(rm.copies, tr, p, r) * b;
       rall += recv;
-      home_tokens_x_k += rm.copies[r][p];
+      home_tokens_x_k += cell(rm.copies, r, p);
       if (p == r)
         continue;
       if (l.node(p) == l.node(r))
@@ -196,6 +270,7 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     c.reported_bytes = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
     c.bottleneck     = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }
+  copy_classes(pr, out);
   return out;
 }
 
@@ -219,7 +294,8 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   const bool internode = l.nodes() > 1;
   const double lat     = 2 * ctx.hw->nvlink_latency_us + (internode ? 2 * rdma_latency_us(l, ctx) : 0.0);
   std::vector<RankComm> out(rm.ep);
-  for (int r = 0; r < rm.ep; ++r) {
+  const PricedRanks pr = priced_ranks(rm, l, ctx);
+  for (int r : pr.priced) {
     const int nr    = l.node(r);
     double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0, pair = 0;
     // The NVLink stage counts the rank's copies to itself: DeepEP's senders (intranode) and forwarders (internode)
@@ -256,10 +332,11 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
     // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.
     double all_nodes = 0;
     for (int node = 0; node < l.nodes(); ++node)
-      all_nodes += rm.node_dedup[r][node] * rb;
+      all_nodes += cell(rm.node_dedup, r, node) * rb;
     c.reported_bytes = internode ? all_nodes : recv_all;
     c.bottleneck     = t_rdma >= t_nvl ? "rdma" : "nvlink";
   }
+  copy_classes(pr, out);
   return out;
 }
 
@@ -275,7 +352,8 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
   const double rdma_lat = rdma_latency_us(l, ctx);
   const int channels    = std::max(1, n.nccl_channels);
   std::vector<RankComm> out(rm.ep);
-  for (int r = 0; r < rm.ep; ++r) {
+  const PricedRanks pr = priced_ranks(rm, l, ctx);
+  for (int r : pr.priced) {
     double nvl = 0, rdma = 0, nvl_n = 0, rdma_n = 0, spine = 0, pair = 0;
     for (int p = 0; p < rm.ep; ++p) {
       if (p == r)
@@ -310,6 +388,7 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
     c.reported_bytes    = nvl + rdma;
     c.bottleneck        = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
   }
+  copy_classes(pr, out);
   return out;
 }
 
@@ -338,14 +417,15 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
   const bool internode = l.nodes() > 1;
   const double lat     = internode ? 2 * rdma_latency_us(l, ctx) : 0.0;
   std::vector<RankComm> out(rm.ep);
-  for (int r = 0; r < rm.ep; ++r) {
+  const PricedRanks pr = priced_ranks(rm, l, ctx);
+  for (int r : pr.priced) {
     const int nr = l.node(r);
     double send = 0, recv = 0, pair = 0, recv_tokens = 0, home_copies = 0, home_tokens_x_k = 0;
     double rdma_send = 0, rdma_recv = 0, spine = 0;
     for (int p = 0; p < rm.ep; ++p) {
-      recv_tokens += rm.rank_dedup[p][r]; // MoRI's total_recv_num_token, for dispatch and combine alike
-      home_copies += rm.rank_dedup[r][p];
-      home_tokens_x_k += rm.copies[r][p];
+      recv_tokens += cell(rm.rank_dedup, p, r); // MoRI's total_recv_num_token, for dispatch and combine alike
+      home_copies += cell(rm.rank_dedup, r, p);
+      home_tokens_x_k += cell(rm.copies, r, p);
       if (l.node(p) != nr || p == r) // the rank's own copies stay in its HBM
         continue;
       send += at(rm.rank_dedup, tr, r, p) * b;
@@ -376,6 +456,7 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
     c.reported_bytes     = recv_tokens * payload; // MoRI bench_dispatch_combine: total_recv_num_token x hidden x bytes
     c.bottleneck         = t_rdma >= t_link ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
   }
+  copy_classes(pr, out);
   return out;
 }
 

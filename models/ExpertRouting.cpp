@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -112,22 +113,27 @@ ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep)
     for (int c = 0; c < count[e]; ++c)
       items.emplace_back(load[e] / count[e], e);
   std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // The least-loaded rank with a free slot, ties to the lowest index: the first entry of an ordered set of
+  // (load, rank) over the ranks with a free slot, skipping the few that already hold the expert (O(log ep) a replica,
+  // where a scan of every rank made EP 65536 quadratic).
   std::vector<double> rank_load(ep, 0.0);
+  std::set<std::pair<double, int>> open;
+  for (int r = 0; r < ep; ++r)
+    open.emplace(0.0, r);
   for (const auto& [l, e] : items) {
-    int best = -1;
-    for (int pass = 0; pass < 2 && best < 0; ++pass) // second pass: a rank may hold two replicas of one expert
-      for (int r = 0; r < ep; ++r) {
-        if (p.slots_per_rank[r] >= per_rank)
-          continue;
-        const auto& reps = p.replicas_rank[e];
-        if (pass == 0 && std::find(reps.begin(), reps.end(), r) != reps.end())
-          continue;
-        if (best < 0 || rank_load[r] < rank_load[best])
-          best = r;
-      }
+    const auto& reps = p.replicas_rank[e];
+    auto it          = open.begin();
+    while (it != open.end() && std::find(reps.begin(), reps.end(), it->second) != reps.end())
+      ++it;
+    if (it == open.end()) // every rank with a free slot holds the expert: it may hold two replicas
+      it = open.begin();
+    const int best = it->second;
+    open.erase(it);
     p.replicas_rank[e].push_back(best);
     ++p.slots_per_rank[best];
     rank_load[best] += l;
+    if (p.slots_per_rank[best] < per_rank)
+      open.emplace(rank_load[best], best);
   }
   return p;
 }
@@ -179,11 +185,80 @@ std::string routing_infeasibility(const RoutingSpec& spec, int num_experts, int 
   return "";
 }
 
-RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
-                           int ep, int gpus_per_node, int tokens, std::uint64_t stream)
+namespace {
+
+/** @brief The arguments route_tokens and route_balanced_rows share, checked; the popularity of each expert. */
+std::vector<double> checked_popularity(const RoutingSpec& spec, int num_experts, int top_k, int gpus_per_node,
+                                       int tokens)
 {
   if (top_k < 1 || top_k > num_experts || gpus_per_node < 1 || tokens < 0)
     throw std::invalid_argument("route_tokens: bad top_k, gpus_per_node or tokens");
+  std::vector<double> pop = expert_popularity(spec, num_experts);
+  if (const std::string why = routing_infeasibility(spec, num_experts, top_k); !why.empty())
+    throw std::invalid_argument(why);
+  return pop;
+}
+
+/** @brief Expected-value routing as the one row every source rank sends (checked arguments). */
+RoutingMatrix balanced_row(const RoutingSpec& spec, const ExpertPlacement& placement, const std::vector<double>& pop,
+                           int num_experts, int top_k, int ep, int gpus_per_node, int tokens)
+{
+  const int nodes = (ep + gpus_per_node - 1) / gpus_per_node;
+  RoutingMatrix m;
+  m.ep = ep;
+  // Expected values: a copy lands on rank d with probability frac[d]; a token reaches d (or node n) at least once
+  // with probability 1 - (1 - frac)^top_k (the top_k picks treated as independent).
+  std::vector<double> frac(ep, 0.0), node_frac(nodes, 0.0);
+  for (int e = 0; e < num_experts; ++e)
+    for (int r : placement.replicas_rank[e])
+      frac[r] += pop[e] / static_cast<double>(placement.replicas_rank[e].size());
+  if (spec.hot_rank_load != 1.0 && ep > 1) {
+    const auto hot     = static_cast<std::size_t>(std::max_element(frac.begin(), frac.end()) - frac.begin());
+    const double share = std::clamp(spec.hot_rank_load / ep, frac[hot], 1.0);
+    const double rest  = frac[hot] < 1.0 ? (1.0 - share) / (1.0 - frac[hot]) : 0.0;
+    for (std::size_t d = 0; d < frac.size(); ++d)
+      frac[d] = d == hot ? share : frac[d] * rest;
+  }
+  for (int d = 0; d < ep; ++d)
+    node_frac[d / gpus_per_node] += frac[d];
+  m.copies.assign(1, std::vector<double>(ep));
+  m.rank_dedup.assign(1, std::vector<double>(ep));
+  m.node_dedup.assign(1, std::vector<double>(nodes));
+  m.expert_rows.assign(ep, 0.0);
+  m.active_experts.assign(ep, 0);
+  for (int d = 0; d < ep; ++d) {
+    m.copies[0][d]      = tokens * top_k * frac[d];
+    m.rank_dedup[0][d]  = tokens * (1.0 - std::pow(1.0 - frac[d], top_k));
+    m.expert_rows[d]    = ep * tokens * top_k * frac[d];
+    m.active_experts[d] = placement.slots_per_rank[d];
+  }
+  for (int n = 0; n < nodes; ++n)
+    m.node_dedup[0][n] = tokens * (1.0 - std::pow(1.0 - node_frac[n], top_k));
+  return m;
+}
+
+} // namespace
+
+RoutingMatrix route_balanced_rows(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
+                                  int ep, int gpus_per_node, int tokens)
+{
+  if (spec.dist != RoutingDist::balanced)
+    throw std::invalid_argument("route_balanced_rows: only balanced routing sends one row from every rank");
+  const std::vector<double> pop = checked_popularity(spec, num_experts, top_k, gpus_per_node, tokens);
+  return balanced_row(spec, placement, pop, num_experts, top_k, ep, gpus_per_node, tokens);
+}
+
+RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
+                           int ep, int gpus_per_node, int tokens, std::uint64_t stream)
+{
+  const std::vector<double> pop = checked_popularity(spec, num_experts, top_k, gpus_per_node, tokens);
+  if (spec.dist == RoutingDist::balanced) { // the one row, copied to every source rank
+    RoutingMatrix m = balanced_row(spec, placement, pop, num_experts, top_k, ep, gpus_per_node, tokens);
+    m.copies.assign(ep, std::vector<double>(m.copies[0]));
+    m.rank_dedup.assign(ep, std::vector<double>(m.rank_dedup[0]));
+    m.node_dedup.assign(ep, std::vector<double>(m.node_dedup[0]));
+    return m;
+  }
   const int nodes = (ep + gpus_per_node - 1) / gpus_per_node;
   RoutingMatrix m;
   m.ep = ep;
@@ -192,43 +267,6 @@ RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& place
   m.node_dedup.assign(ep, std::vector<double>(nodes, 0.0));
   m.expert_rows.assign(ep, 0.0);
   m.active_experts.assign(ep, 0);
-  const std::vector<double> pop = expert_popularity(spec, num_experts);
-  if (const std::string why = routing_infeasibility(spec, num_experts, top_k); !why.empty())
-    throw std::invalid_argument(why);
-
-  if (spec.dist == RoutingDist::balanced) {
-    // Expected values: a copy lands on rank d with probability frac[d]; a token reaches d (or node n) at least once
-    // with probability 1 - (1 - frac)^top_k (the top_k picks treated as independent).
-    std::vector<double> frac(ep, 0.0), node_frac(nodes, 0.0);
-    for (int e = 0; e < num_experts; ++e)
-      for (int r : placement.replicas_rank[e])
-        frac[r] += pop[e] / static_cast<double>(placement.replicas_rank[e].size());
-    if (spec.hot_rank_load != 1.0 && ep > 1) {
-      const auto hot     = static_cast<std::size_t>(std::max_element(frac.begin(), frac.end()) - frac.begin());
-      const double share = std::clamp(spec.hot_rank_load / ep, frac[hot], 1.0);
-      const double rest  = frac[hot] < 1.0 ? (1.0 - share) / (1.0 - frac[hot]) : 0.0;
-      for (std::size_t d = 0; d < frac.size(); ++d)
-        frac[d] = d == hot ? share : frac[d] * rest;
-    }
-    for (int d = 0; d < ep; ++d)
-      node_frac[d / gpus_per_node] += frac[d];
-    // Every source rank sends alike: one row, copied (EP x EP pow calls were most of a large EP's plan).
-    std::vector<double> copies(ep), rank_dedup(ep), node_dedup(nodes);
-    for (int d = 0; d < ep; ++d) {
-      copies[d]     = tokens * top_k * frac[d];
-      rank_dedup[d] = tokens * (1.0 - std::pow(1.0 - frac[d], top_k));
-    }
-    for (int n = 0; n < nodes; ++n)
-      node_dedup[n] = tokens * (1.0 - std::pow(1.0 - node_frac[n], top_k));
-    std::fill(m.copies.begin(), m.copies.end(), copies);
-    std::fill(m.rank_dedup.begin(), m.rank_dedup.end(), rank_dedup);
-    std::fill(m.node_dedup.begin(), m.node_dedup.end(), node_dedup);
-    for (int d = 0; d < ep; ++d) {
-      m.expert_rows[d]    = ep * tokens * top_k * frac[d];
-      m.active_experts[d] = placement.slots_per_rank[d];
-    }
-    return m;
-  }
 
   std::vector<long> next_replica(num_experts, 0); // round-robin over an expert's replicas, per micro-batch
   std::vector<std::vector<long>> replica_rows(num_experts);
