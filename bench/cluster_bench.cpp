@@ -61,7 +61,7 @@ int main(int argc, char** argv)
   Scenario sc     = load_scenario(path);
 
   const auto p0    = std::chrono::steady_clock::now();
-  ClusterPlan plan = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc));
+  ClusterPlan plan = build_cluster_plan(sc, sc.step, model_cost_source(sc), scenario_network_facts(sc));
   const double cluster_plan_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
   Schedule sched       = build_schedule(plan.classes[0]); // every rank class runs this DAG

@@ -33,7 +33,7 @@ StepPlan bench_plan(const std::string& schedule, int ubatches, bool cuda_graph)
     }
     PlanOptions opt;
     opt.schedule         = schedule;
-    StepPlan plan        = build_step_plan(sc, model_cost_source(sc), opt);
+    StepPlan plan        = build_step_plan(sc, sc.step, model_cost_source(sc), opt);
     plan.host.cuda_graph = cuda_graph;
     return plan;
   }

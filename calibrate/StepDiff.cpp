@@ -25,7 +25,7 @@ bool every_rank(const Scenario& s) { return s.cluster.routing.dist != models::Ro
 double cluster_step_us(const Scenario& s)
 {
   const sim::ChildResult r = sim::run_in_child([&] {
-    const double us = sim::run_cluster(s).metrics.step_time_us + sim::scenario_draft_cost(s, sim::workload_shape(s)).us;
+    const double us = sim::run_cluster(s).metrics.step_time_us + sim::scenario_draft_cost(s, s.step).us;
     return fmt::format("{}", us); // the shortest text that reads back as the same double
   });
   if (r.outcome == sim::ChildOutcome::input_error)
@@ -52,7 +52,7 @@ double step_us(const Scenario& s, const models::HwProfile& hw)
   }
   if (every_rank(v))
     return cluster_step_us(v);
-  const serving::StepKey key{v.workload.phase, v.workload.tokens_per_rank, v.workload.batch, v.workload.context_len};
+  const serving::StepKey key{v.step};
   serving::EngineOracle oracle(v, 1);
   return oracle.simulate({key}).at(0).step_us;
 }

@@ -1,5 +1,7 @@
 #include "calibrate/SuitePlan.hpp"
 
+#include "hw/HwProfile.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -12,9 +14,9 @@ namespace {
  *  CTA per SM. The interference points give the copy kernel the same reservation. */
 constexpr int deepep_ht_smem_bytes = 196608;
 
-/** SMs a DBO run leaves to communication: vLLM's VLLM_DBO_COMM_SMS default (vllm/envs.py: 20), and the wider
- *  32-SM split the interference points also measure. */
-constexpr int dbo_comm_sms      = 20;
+/** SMs a DBO run leaves to communication: vLLM's VLLM_DBO_COMM_SMS default, and the wider 32-SM split the
+ *  interference points also measure. */
+constexpr int dbo_comm_sms      = models::vllm_dbo_comm_sms;
 constexpr int dbo_comm_sms_wide = 32;
 
 /** @brief Powers of two from lo to hi, with the midpoint 1.5 x 2^i added from `dense_from` on (where durations

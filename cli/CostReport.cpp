@@ -50,7 +50,7 @@ nlohmann::ordered_json layer_json(const models::LayerCosts& l)
 CostReport build_cost_report(const Scenario& s)
 {
   CostReport r;
-  r.shape                = {s.workload.phase, s.workload.tokens_per_rank, s.workload.batch, s.workload.context_len};
+  r.shape                = s.step;
   const int moe_layers   = s.model.num_moe_layers();
   const int dense_layers = s.model.first_k_dense;
   if (moe_layers > 0)

@@ -53,7 +53,7 @@ void add_speculative(const Scenario& s, json& summary)
 {
   if (!s.speculative.enabled())
     return;
-  const models::DraftCost draft = sim::scenario_draft_cost(s, sim::workload_shape(s));
+  const models::DraftCost draft = sim::scenario_draft_cost(s, s.step);
   summary["speculative"]        = sim::spec_decode_json(s, draft, summary["step_time_us"].get<double>());
 }
 
@@ -119,7 +119,7 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   popt.schedule = opt.schedule;
   if (every_rank(s))
     return simulate_cluster(s, out_dir, opt, popt, print, write_summary);
-  const sim::StepPlan plan  = sim::build_step_plan(s, sim::model_cost_source(s), popt);
+  const sim::StepPlan plan  = sim::build_step_plan(s, s.step, sim::model_cost_source(s), popt);
   const sim::Schedule sched = sim::build_schedule(plan);
   const sim::StepRun run =
       sim::run_step(plan, sched, {opt.simgrid_args, opt.engine.value_or(sim::EngineKind::simgrid)});

@@ -26,7 +26,7 @@ struct ClusterConfig {
   int gpus_per_node = 8;
   std::string network;           ///< network facts (hwprofiles/network/<name>.yaml); empty = the profile's name
   double oversubscription = 1.0; ///< fat tree: leaf down-link over up-link bandwidth (1 = non-blocking)
-  models::RoutingSpec routing;   ///< expert routing and placement (seed copied from Scenario::seed)
+  models::RoutingSpec routing;   ///< expert routing and placement (seed copied from Deployment::seed)
   std::string routing_histogram; ///< the file the histogram weights came from (RoutingDist::histogram)
   /** How routed tokens spread over the EP ranks in a step priced for one rank (run, serving, sweep, plan; the cluster
    *  path draws its routing instead): expert_load_model() resolves it. */
@@ -37,21 +37,14 @@ struct ClusterConfig {
  *  no-EPLB imbalance under contiguous placement (vLLM without --enable-eplb), or the setting's model. */
 models::ExpertLoadModel expert_load_model(const ClusterConfig& c);
 
-struct WorkloadConfig {
-  models::Phase phase = models::Phase::decode;
-  int tokens_per_rank = 0; ///< new tokens on each DP rank this step
-  int context_len     = 0; ///< KV length per request (decode) / prompt length (prefill)
-  int batch           = 0; ///< requests per DP rank
-};
-
 /** @brief vLLM's DBO and async-combine knobs, same names and defaults. */
 struct OverlapConfig {
   bool enable_dbo                 = false;
   int ubatch_size                 = 0; ///< >1 enables DBO with that many micro-batches (vLLM --ubatch-size)
   int dbo_decode_token_threshold  = 32;
   int dbo_prefill_token_threshold = 512;
-  int dbo_comm_sms                = 20;    ///< VLLM_DBO_COMM_SMS
-  bool async_combine              = false; ///< all2all_backend lives in ParallelSpec::backend
+  int dbo_comm_sms                = models::vllm_dbo_comm_sms; ///< VLLM_DBO_COMM_SMS
+  bool async_combine              = false;                     ///< all2all_backend lives in ParallelSpec::backend
   /** overlap.schedule: a config/ScheduleTable name, run by the steps with its micro-batch count; empty: the engine's
    *  default schedule (config/EngineTable.hpp) for the steps with its micro-batch count, else vLLM's rules (dbo for a
    *  split step, else async_combine or serial). */
@@ -66,11 +59,13 @@ struct OverlapConfig {
   {
     return uniform_decode ? dbo_decode_token_threshold : dbo_prefill_token_threshold;
   }
+  bool operator==(const OverlapConfig&) const = default;
 };
 
 struct ExecutionConfig {
   CudaGraphMode cuda_graph  = CudaGraphMode::full;
   bool host_sync_after_comm = false; ///< ROCm DeepEP high-throughput quirk: host synchronize after D and C
+  bool operator==(const ExecutionConfig&) const = default;
 };
 
 /** @brief A serving workload, named as `vllm bench serve` names its options (workload.* keys). num_prompts 0 keeps
@@ -91,6 +86,7 @@ struct RequestWorkload {
   int random_output_len     = 128;  ///< output tokens (centre of the uniform range)
   double random_range_ratio = 0;    ///< lengths uniform in [len (1 - r), len (1 + r)]
   std::string trace;                ///< CSV trace (arrival_s,input_len,output_len); overrides the random draws
+  bool operator==(const RequestWorkload&) const = default;
 };
 
 /** @brief vLLM V1 scheduler and KV-cache knobs (scheduler.* keys), same names and defaults where vLLM has them. */
@@ -108,6 +104,7 @@ struct SchedulerConfig {
   KvAdmission kv_admission      = KvAdmission::engine_default; ///< admission against the KV cache (auto: the engine's)
   bool disaggregated_prefill =
       false; ///< a prefill and a decode deployment (each the scenario's layout), KV over the NIC
+  bool operator==(const SchedulerConfig&) const = default;
 };
 
 /** @brief The serving simulation's own knobs (serving.* keys): step-time cache buckets and outputs. */
@@ -116,11 +113,14 @@ struct ServingOptions {
   int token_buckets_per_octave   = 8;    ///< step-token buckets per power of two above 512 (below: vLLM graph sizes)
   int exact_samples              = 8;    ///< shapes simulated unbucketed to measure the cache's bucket error
   bool step_trace                = true; ///< write steps.csv
+  bool operator==(const ServingOptions&) const = default;
 };
 
-struct Scenario {
-  std::string file; ///< the YAML it came from
-  std::string name; ///< file stem unless `name:` is given
+/** @brief What a step needs: the model on its hardware, laid out and run as the scenario says (the parts of a
+ *  Scenario a step plan, its costs and its draft read). A step's shape (models::StepShape) is given beside it, so
+ *  one deployment prices any shape; the serving workload that chooses the shapes is the Scenario's. */
+struct Deployment {
+  std::string file; ///< the YAML it came from (errors name it)
   models::ModelSpec model;
   models::HwProfile hw;
   /** engine: a row of config/EngineTable.hpp (engine_row() reads it; null, in a scenario built in code: the default
@@ -129,15 +129,22 @@ struct Scenario {
   models::NetworkFacts network; ///< link facts for D/C (cluster.network, else the profile's name); empty when ep = 1
   ClusterConfig cluster;
   models::ParallelSpec parallel;
-  WorkloadConfig workload;
   OverlapConfig overlap;
   ExecutionConfig execution;
+  models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
+  std::uint64_t seed = 0;
+};
+
+/** @brief A validated scenario: its deployment, the single step `dbosim run` prices, and the serving workload. */
+struct Scenario : Deployment {
+  std::string name; ///< file stem unless `name:` is given
+  /** The single step (workload.phase, tokens_per_rank, context_len, batch): `tokens` is workload.tokens_per_rank,
+   *  the new tokens on each DP rank. */
+  models::StepShape step;
   RequestWorkload requests;
   SchedulerConfig scheduler;
   ServingOptions serving;
-  models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
-  int sweep_axes     = 0;             ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
-  std::uint64_t seed = 0;
+  int sweep_axes = 0; ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   /** The scenario's text without what only the request stream reads (workload.num_prompts, max_concurrency, the
    *  random lengths and rate, trace; serving.step_trace, exact_samples) nor its name and sweep: two scenarios with the
    *  same fingerprint run the same step at every step shape, so a sweep or a plan simulates each shape once across

@@ -186,51 +186,50 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
 
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
-  auto& w           = s.workload;
+  auto& w           = s.step;
   const bool decode = w.phase == models::Phase::decode;
   // A serving run schedules its own steps: its single-step workload keys are not run, so not held to 1 + k.
   const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
   const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
-  const long drawn   = long(s.parallel.ep) * w.tokens_per_rank; // every token's experts drawn, one step
+  const long drawn   = long(s.parallel.ep) * w.tokens; // every token's experts drawn, one step
   if (!serving && s.cluster.routing.dist != models::RoutingDist::balanced && drawn > models::drawn_routing_tokens_max)
     at("workload")
         .fail(leaf_or_section("workload", "tokens_per_rank"),
               fmt::format("{} tokens on each of {} ranks under cluster.routing {}: drawn routing draws every token's "
                           "experts, bounded at ep x tokens_per_rank {} a step (models/BalancedRouting.hpp)",
-                          w.tokens_per_rank, s.parallel.ep, models::routing_dist_name(s.cluster.routing.dist),
+                          w.tokens, s.parallel.ep, models::routing_dist_name(s.cluster.routing.dist),
                           models::drawn_routing_tokens_max),
               fmt::format("1..{} at ep {} with drawn routing; any count with cluster.routing balanced",
                           models::drawn_routing_tokens_max / s.parallel.ep, s.parallel.ep));
-  if (w.batch == 0 && decode && w.tokens_per_rank % q != 0)
+  if (w.batch == 0 && decode && w.tokens % q != 0)
     at("workload")
-        .fail(leaf_or_section("workload", "tokens_per_rank"),
-              fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens",
-                          w.tokens_per_rank, q - 1),
-              fmt::format("a multiple of {}", q));
+        .fail(
+            leaf_or_section("workload", "tokens_per_rank"),
+            fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens", w.tokens, q - 1),
+            fmt::format("a multiple of {}", q));
   // Fewest prefill requests that hold the tokens: no request computes more than its context_len-token prompt.
-  const int min_prefill_batch = (w.tokens_per_rank + w.context_len - 1) / w.context_len;
+  const int min_prefill_batch = (w.tokens + w.context_len - 1) / w.context_len;
   if (w.batch == 0)
-    w.batch = decode ? w.tokens_per_rank / q : min_prefill_batch;
-  if (decode && long(w.batch) * q > w.tokens_per_rank)
+    w.batch = decode ? w.tokens / q : min_prefill_batch;
+  if (decode && long(w.batch) * q > w.tokens)
     at("workload")
         .fail("batch",
               fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
-                          long(w.batch) * q, w.tokens_per_rank),
-              fmt::format("1..{}", w.tokens_per_rank / q));
-  if (w.phase == models::Phase::prefill && w.batch > w.tokens_per_rank)
+                          long(w.batch) * q, w.tokens),
+              fmt::format("1..{}", w.tokens / q));
+  if (w.phase == models::Phase::prefill && w.batch > w.tokens)
     at("workload")
         .fail("batch",
-              fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch,
-                          w.tokens_per_rank),
-              fmt::format("1..{}", w.tokens_per_rank));
+              fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch, w.tokens),
+              fmt::format("1..{}", w.tokens));
   // A prefill request computes tokens_per_rank / batch tokens of its context_len-token prompt (the rest is in the
   // KV cache already: a prefix-cache hit or earlier chunks); it cannot compute more than its prompt.
   if (w.phase == models::Phase::prefill && w.batch < min_prefill_batch)
     at("workload")
         .fail("batch",
               fmt::format("{} prefill requests of {} tokens each cannot hold {} new tokens ({:.4g} per request)",
-                          w.batch, w.context_len, w.tokens_per_rank, double(w.tokens_per_rank) / w.batch),
-              fmt::format("{}..{} at context_len {} (or a longer context_len)", min_prefill_batch, w.tokens_per_rank,
+                          w.batch, w.context_len, w.tokens, double(w.tokens) / w.batch),
+              fmt::format("{}..{} at context_len {} (or a longer context_len)", min_prefill_batch, w.tokens,
                           w.context_len));
 }
 /** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);

@@ -159,20 +159,20 @@ std::vector<ParamDecl> build_params()
 
   p.push_back(enum_param<Phase>(
       "workload.phase", {{"decode", Phase::decode}, {"prefill", Phase::prefill}}, Phase::decode,
-      "Step kind: uniform decode or prefill", [](Scenario & s) -> auto& { return s.workload.phase; }));
+      "Step kind: uniform decode or prefill", [](Scenario & s) -> auto& { return s.step.phase; }));
   p.push_back(int_param(
       "workload.tokens_per_rank", "tokens", std::nullopt, 1, 1 << 20,
       "New tokens on each DP rank this step (decode: one per request)",
-      [](Scenario & s) -> auto& { return s.workload.tokens_per_rank; }));
+      [](Scenario & s) -> auto& { return s.step.tokens; }));
   p.push_back(int_param(
       "workload.context_len", "tokens", 4096, 1, 1 << 21,
       "KV length per request (decode) or prompt length (prefill: each request computes tokens_per_rank / batch "
       "of it; the rest is already cached, a prefix-cache hit or earlier chunks)",
-      [](Scenario & s) -> auto& { return s.workload.context_len; }));
+      [](Scenario & s) -> auto& { return s.step.context_len; }));
   p.push_back(int_param(
       "workload.batch", "requests", 0, 0, 1 << 20,
       "Requests per DP rank; 0 = tokens_per_rank (decode) or tokens / context_len rounded up (prefill)",
-      [](Scenario & s) -> auto& { return s.workload.batch; }));
+      [](Scenario & s) -> auto& { return s.step.batch; }));
 
   p.push_back(bool_param(
       "overlap.enable_dbo", false, "Dual Batch Overlap: split the batch in two micro-batches",
@@ -190,7 +190,7 @@ std::vector<ParamDecl> build_params()
       "A batch with prefill below this many tokens is not split",
       [](Scenario & s) -> auto& { return s.overlap.dbo_prefill_token_threshold; }));
   p.push_back(int_param(
-      "overlap.dbo_comm_sms", "SMs", 20, 0, 1024,
+      "overlap.dbo_comm_sms", "SMs", models::vllm_dbo_comm_sms, 0, 1024,
       "VLLM_DBO_COMM_SMS: SMs held by comm kernels under DBO (capped by the backend); unset: the profile's "
       "platform.dbo_comm_sms (vLLM: 20 on CUDA, 64 CUs on ROCm)",
       [](Scenario & s) -> auto& { return s.overlap.dbo_comm_sms; }));

@@ -50,11 +50,15 @@ struct SmTable {
   Curve speed_by_tokens;           ///< x = tokens, y = relative speed at `sms`
 };
 
+/** vLLM's VLLM_DBO_COMM_SMS default on CUDA (vllm/envs.py: 20): SMs the comm kernels hold under DBO. The one place
+ *  this default is written: PlatformRules, the scenario's overlap.dbo_comm_sms and the calibration suite read it. */
+inline constexpr int vllm_dbo_comm_sms = 20;
+
 /** @brief The serving stack's rules on this GPU (vLLM's per-platform defaults), each with its source; read from the
  *  profile's optional `platform:` section; absent = CUDA's. */
 struct PlatformRules {
-  std::string stack = "cuda"; ///< "cuda" | "rocm" (graphs: CUDA graphs on cuda, HIP graphs on rocm)
-  int dbo_comm_sms  = 20;     ///< vLLM's VLLM_DBO_COMM_SMS default: SMs (CUs) the comm kernels hold under DBO
+  std::string stack = "cuda";            ///< "cuda" | "rocm" (graphs: CUDA graphs on cuda, HIP graphs on rocm)
+  int dbo_comm_sms  = vllm_dbo_comm_sms; ///< VLLM_DBO_COMM_SMS on this platform: SMs (CUs) comm holds under DBO
   /** false: vLLM forces the comm SM budget to 0 for DeepEP high-throughput under DBO (no CU partition on ROCm) */
   bool deepep_ht_dbo_partition = true;
 };

@@ -6,6 +6,7 @@
 #include "models/CommSetup.hpp"
 #include "models/ModelSpec.hpp"
 
+#include <compare>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,13 +44,15 @@ struct ParallelSpec {
   All2AllBackend backend = All2AllBackend::deepep_low_latency;
 };
 
-/** @brief The work one rank (or one micro-batch on it) does in one layer of one step. */
+/** @brief The work one rank (or one micro-batch on it) does in one layer of one step: the one step-shape type (a
+ *  scenario's single step, a serving step's cache key, a micro-batch's costing). Its token count is `tokens`, the
+ *  rank's new tokens this step (vLLM's num_tokens; the scenario key workload.tokens_per_rank). */
 struct StepShape {
   Phase phase     = Phase::decode;
   int tokens      = 0; ///< new tokens on this rank (decode: one per request; prefill: prompt tokens)
   int batch       = 0; ///< requests these tokens belong to
   int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill)
-  bool operator==(const StepShape&) const = default;
+  auto operator<=>(const StepShape&) const = default;
 };
 
 /** @brief One kernel of an op as the SM-scaling model needs it: its full-GPU time and the table key that may hold

@@ -53,7 +53,7 @@ bool vllm_runs_schedule(const Scenario& s)
   const std::string& sch = s.overlap.schedule;
   if (sch.empty())
     return true;
-  const bool prefill = s.workload.phase == models::Phase::prefill;
+  const bool prefill = s.step.phase == models::Phase::prefill;
   return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
                                  : (sch == "serial" || sch == "async_combine");
 }

@@ -26,25 +26,6 @@
 namespace dbosim::serving {
 
 namespace {
-/** `v` at one step shape: its workload keys (a scenario is large, its profile's tables above all: the oracle keeps
- *  one copy and moves it from shape to shape). */
-const Scenario& set_key(Scenario& v, const StepKey& key)
-{
-  v.workload.phase           = key.phase;
-  v.workload.tokens_per_rank = key.tokens;
-  v.workload.batch           = key.batch;
-  v.workload.context_len     = key.context_len;
-  return v;
-}
-
-/** The scenario at one step shape (its workload keys), and the plan the engine runs for it. */
-Scenario at_key(const Scenario& s, const StepKey& key)
-{
-  Scenario v = s;
-  set_key(v, key);
-  return v;
-}
-
 /** The plan options a step shape carries: the DP padding target and whether the DP ranks agreed to split. */
 sim::PlanOptions plan_options(const StepKey& key)
 {
@@ -54,13 +35,15 @@ sim::PlanOptions plan_options(const StepKey& key)
   return popt;
 }
 
-sim::StepPlan plan_at(const Scenario& v, const StepKey& key)
+/** The plan the engine runs for one step shape of the deployment. */
+sim::StepPlan plan_at(const Deployment& v, const StepKey& key)
 {
-  return sim::build_step_plan(v, sim::model_cost_source(v), plan_options(key));
+  return sim::build_step_plan(v, key, sim::model_cost_source(v), plan_options(key));
 }
 
-/** rank_work_here of `v`, already at `key`. */
-RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
+} // namespace
+
+RankWork rank_work_here(const Deployment& v, const StepKey& key)
 {
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
@@ -78,7 +61,7 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
                                          models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
     return lc;
   };
-  const sim::StepPlan plan = sim::build_step_plan(v, costs, plan_options(key));
+  const sim::StepPlan plan = sim::build_step_plan(v, key, costs, plan_options(key));
   const bool partition     = plan.gpu.comm_sms > 0;
   RankWork w;
   const int moe_layers   = plan.num_layers - plan.first_k_dense;
@@ -93,13 +76,9 @@ RankWork rank_work_keyed(const Scenario& v, const StepKey& key)
   for (const sim::UbatchCosts& u : plan.ubatches)
     w.attention_us += attention(u.dense) * dense_layers + attention(u.moe) * moe_layers;
   w.step_work_us = plan.step_work_us;
-  w.draft_us     = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
+  w.draft_us     = sim::scenario_draft_cost(v, key).us;
   return w;
 }
-
-} // namespace
-
-RankWork rank_work_here(const Scenario& s, const StepKey& key) { return rank_work_keyed(at_key(s, key), key); }
 
 namespace {
 /** Step times or rank work already computed in this process for the scenario fingerprint (and engine) most recently
@@ -142,18 +121,18 @@ RankWork EngineOracle::rank_work(const StepKey& key)
     if (auto it = t->find(key); it != t->end())
       return it->second;
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
-  const RankWork w = rank_work_keyed(set_key(keyed_, key), key);
+  const RankWork w = rank_work_here(scenario_, key);
   if (t)
     t->emplace(key, w);
   return w;
 }
 
 namespace {
-StepTime step_time_of(const Scenario& v, const sim::StepPlan& plan, const sim::Metrics& m)
+StepTime step_time_of(const Deployment& v, const StepKey& key, const sim::StepPlan& plan, const sim::Metrics& m)
 {
   StepTime t;
   // Speculative decoding: the draft's passes run after the target's forward (the engine's step), in series.
-  t.draft_us        = sim::scenario_draft_cost(v, sim::workload_shape(v)).us;
+  t.draft_us        = sim::scenario_draft_cost(v, key).us;
   t.step_us         = m.step_time_us + t.draft_us;
   t.exposed_comm_us = m.exposed_comm_us;
   t.overlap_us      = m.overlap_us;
@@ -168,16 +147,15 @@ StepTime step_time_of(const Scenario& v, const sim::StepPlan& plan, const sim::M
 }
 } // namespace
 
-StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args,
+StepTime simulate_step_here(const Deployment& v, const StepKey& key, const std::vector<std::string>& simgrid_args,
                             sim::EngineKind engine)
 {
-  const Scenario v          = at_key(s, key);
   const sim::StepPlan plan  = plan_at(v, key);
   const sim::Schedule sched = sim::build_schedule(plan);
   sim::StepRunOptions opt;
   opt.simgrid_args = simgrid_args;
   opt.engine       = engine;
-  return step_time_of(v, plan, sim::run_step(plan, sched, opt).metrics);
+  return step_time_of(v, key, plan, sim::run_step(plan, sched, opt).metrics);
 }
 
 namespace {
@@ -193,7 +171,7 @@ int default_jobs()
 }
 
 /** One step shape simulated in a forked child; its StepTime as bytes. */
-std::string step_in_child(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
+std::string step_in_child(const Deployment& s, const StepKey& key, const std::vector<std::string>& simgrid_args)
 {
   if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) // the engine's own prints stay out of our stdout
     dup2(null_fd, STDOUT_FILENO);
@@ -206,8 +184,8 @@ std::string step_in_child(const Scenario& s, const StepKey& key, const std::vect
 
 EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args, sim::EngineKind engine,
                            bool share_shapes)
-    : scenario_(s), keyed_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args)),
-      engine_(engine), share_shapes_(share_shapes)
+    : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args)), engine_(engine),
+      share_shapes_(share_shapes)
 {
 }
 
@@ -232,8 +210,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
       in_child.push_back(i);
       continue;
     }
-    const Scenario& v        = set_key(keyed_, keys[i]);
-    const sim::StepPlan plan = plan_at(v, keys[i]);
+    const sim::StepPlan plan = plan_at(scenario_, keys[i]);
     const std::string why    = sim::replay_inexact_reason(plan);
     if (!why.empty()) {
       if (engine_ == sim::EngineKind::replay)
@@ -244,7 +221,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
     const sim::Schedule sched = sim::build_schedule(plan);
     sim::StepRunOptions opt;
     opt.engine = sim::EngineKind::replay;
-    out[i]     = step_time_of(v, plan, sim::run_step(plan, sched, opt).metrics);
+    out[i]     = step_time_of(scenario_, keys[i], plan, sim::run_step(plan, sched, opt).metrics);
     ++simulated_;
     ++replayed_;
   }

@@ -1,5 +1,5 @@
 /* dbosim — a StepTimeOracle over the timeline engine. With the SimGrid engine (one simulation per process) each step
- * shape is simulated in a forked child (the scenario with the shape's workload, DP padding to the shape's tokens); up
+ * shape is simulated in a forked child (the scenario's deployment at the shape, DP padding to the shape's tokens); up
  * to `jobs` children run at once and pass their StepTime back through a pipe. With `replay` or `auto` a shape whose
  * replay is exact (sim/engine/StepEngine) is replayed in this process, the others (auto) in SimGrid children as above.
  */
@@ -32,7 +32,6 @@ public:
 
 private:
   const Scenario& scenario_;
-  Scenario keyed_; ///< a copy of the scenario, set to the shape at hand (a copy per shape costs more than its step)
   int jobs_;
   std::vector<std::string> simgrid_args_;
   sim::EngineKind engine_;
@@ -42,10 +41,10 @@ private:
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */
-RankWork rank_work_here(const Scenario& s, const StepKey& key);
+RankWork rank_work_here(const Deployment& d, const StepKey& key);
 
-/** @brief One step of `s` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */
-StepTime simulate_step_here(const Scenario& s, const StepKey& key, const std::vector<std::string>& simgrid_args = {},
+/** @brief One step of `d` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */
+StepTime simulate_step_here(const Deployment& d, const StepKey& key, const std::vector<std::string>& simgrid_args = {},
                             sim::EngineKind engine = sim::EngineKind::simgrid);
 
 } // namespace dbosim::serving

@@ -19,11 +19,8 @@
 
 namespace dbosim::serving {
 
-struct StepKey {
-  models::Phase phase = models::Phase::decode;
-  int tokens          = 0;
-  int batch           = 0;
-  int context_len     = 0;
+/** The step shape (models::StepShape: phase, tokens, batch, context_len) and how the DP ranks split it. */
+struct StepKey : models::StepShape {
   /** DBO on and the padded tokens reach the phase's threshold, but some DP rank's own tokens do not reach its own
    *  (an idle rank's dummy batch: 1 token): vLLM then micro-batches no rank (dp_utils.py), the step runs unsplit. */
   bool dp_unsplit                        = false;

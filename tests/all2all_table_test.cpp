@@ -83,10 +83,10 @@ Scenario dbo_step(models::All2AllBackend b)
   s.hw.event_us               = 1;
   s.hw.stream_sync_us         = 10;
   s.hw.graph_replay_kernel_us = 0.5;
-  s.workload.phase            = models::Phase::decode;
-  s.workload.tokens_per_rank  = 64;
-  s.workload.batch            = 64;
-  s.workload.context_len      = 4096;
+  s.step.phase                = models::Phase::decode;
+  s.step.tokens               = 64;
+  s.step.batch                = 64;
+  s.step.context_len          = 4096;
   s.overlap.enable_dbo        = true;
   s.overlap.dbo_comm_sms      = 20;
   s.parallel.dp = s.parallel.ep = 8;
@@ -144,7 +144,7 @@ TEST_CASE("models::All2AllTable: each row's SM and recv-hook traits drive the st
 {
   for (const All2AllTraits& t : models::all2all_traits) {
     INFO(t.name);
-    const sim::StepPlan p = sim::build_step_plan(dbo_step(t.backend), linear_costs(132));
+    const sim::StepPlan p = sim::build_step_plan(dbo_step(t.backend), dbo_step(t.backend).step, linear_costs(132));
     REQUIRE(p.num_ubatches() == 2);
     CHECK(p.gpu.comm_uses_sms == t.holds_sms);
     CHECK(p.gpu.comm_sms == (t.honours_dbo_comm_sms ? 20 : 0));

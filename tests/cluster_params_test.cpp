@@ -48,7 +48,7 @@ TEST_CASE("cluster::params: defaults, a histogram file, and errors that name the
       load_scenario(dir.write("h.yaml", scenario("nodes: 2, routing: histogram, routing_histogram: hist.yaml")));
   REQUIRE(hist.cluster.routing.histogram.size() == 256);
   sim::ClusterPlan plan =
-      sim::build_cluster_plan(hist, sim::model_cost_source(hist), sim::scenario_network_facts(hist));
+      sim::build_cluster_plan(hist, hist.step, sim::model_cost_source(hist), sim::scenario_network_facts(hist));
   double max_rows = 0, min_rows = 1e300;
   for (const sim::RankLoad& l : plan.ranks) {
     max_rows = std::max(max_rows, l.expert_rows);
@@ -109,9 +109,9 @@ TEST_CASE("cluster::params: the single-rank and the cluster plans cost D and C a
                     "workload: {{phase: decode, tokens_per_rank: 64}}\noverlap: {{all2all_backend: {}}}\n",
                     c.cluster, c.parallel, c.backend);
     Scenario sc             = load_scenario(dir.write("same.yaml", yaml));
-    const sim::StepPlan one = sim::build_step_plan(sc, sim::model_cost_source(sc));
+    const sim::StepPlan one = sim::build_step_plan(sc, sc.step, sim::model_cost_source(sc));
     const sim::ClusterPlan cp =
-        sim::build_cluster_plan(sc, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
+        sim::build_cluster_plan(sc, sc.step, sim::model_cost_source(sc), sim::scenario_network_facts(sc));
     INFO(yaml);
     for (models::OpKind k : {models::OpKind::D, models::OpKind::C}) {
       const double single = one.ubatches[0].find(true, k)->duration_us;

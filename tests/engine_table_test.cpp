@@ -65,17 +65,17 @@ sim::CostSource linear_costs()
 Scenario step(const ServingEngine& e, models::Phase phase, bool dbo)
 {
   Scenario s;
-  s.file                     = "test.yaml";
-  s.engine                   = &e;
-  s.model.name               = "toy";
-  s.model.num_layers         = 2;
-  s.model.first_k_dense      = 0;
-  s.hw.name                  = "toy-gpu";
-  s.hw.sm_count              = 132;
-  s.workload.phase           = phase;
-  s.workload.tokens_per_rank = 1024;
-  s.workload.batch           = phase == models::Phase::decode ? 1024 : 1;
-  s.overlap.enable_dbo       = dbo;
+  s.file                = "test.yaml";
+  s.engine              = &e;
+  s.model.name          = "toy";
+  s.model.num_layers    = 2;
+  s.model.first_k_dense = 0;
+  s.hw.name             = "toy-gpu";
+  s.hw.sm_count         = 132;
+  s.step.phase          = phase;
+  s.step.tokens         = 1024;
+  s.step.batch          = phase == models::Phase::decode ? 1024 : 1;
+  s.overlap.enable_dbo  = dbo;
   s.parallel.dp = s.parallel.ep = 8;
   return s;
 }
@@ -149,7 +149,7 @@ TEST_CASE("engine table: a step without overlap.schedule runs its engine's sched
       for (bool dbo : {false, true}) {
         const std::string row = engine_schedule(e, phase == models::Phase::prefill);
         INFO(engine_id(e) << (dbo ? " DBO" : "") << " " << row);
-        const sim::StepPlan p = sim::build_step_plan(step(e, phase, dbo), linear_costs());
+        const sim::StepPlan p = sim::build_step_plan(step(e, phase, dbo), step(e, phase, dbo).step, linear_costs());
         const int nub         = dbo ? 2 : 1;
         CHECK(schedule_ubatches(p.schedule) == nub);
         if (schedule_ubatches(row) == nub)

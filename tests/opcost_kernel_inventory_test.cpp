@@ -144,7 +144,7 @@ TEST_CASE("models: every kernel of every shipped scenario costs at least its fam
       continue;
     const dbosim::Scenario sc = dbosim::load_scenario(entry.path().string());
     INFO(entry.path().filename().string());
-    StepShape s{sc.workload.phase, sc.workload.tokens_per_rank, sc.workload.batch, sc.workload.context_len};
+    StepShape s = sc.step;
     std::vector<OpCost> ops;
     for (bool moe : {true, false}) {
       if ((moe && sc.model.num_moe_layers() == 0) || (!moe && sc.model.first_k_dense == 0))

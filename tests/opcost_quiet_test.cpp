@@ -18,12 +18,12 @@ TEST_CASE("models::QuietCosts: the same step plan without explanations, on every
     if (e.path().extension() != ".yaml")
       continue;
     const Scenario s         = load_scenario(e.path().string());
-    const sim::StepPlan loud = sim::build_step_plan(s, sim::model_cost_source(s));
+    const sim::StepPlan loud = sim::build_step_plan(s, s.step, sim::model_cost_source(s));
     sim::StepPlan quiet_plan;
     {
       const models::QuietCosts quiet;
       CHECK(!models::cost_explanations());
-      quiet_plan = sim::build_step_plan(s, sim::model_cost_source(s));
+      quiet_plan = sim::build_step_plan(s, s.step, sim::model_cost_source(s));
     }
     CHECK(models::cost_explanations()); // restored at the end of its scope
     INFO(e.path().filename().string());

@@ -125,10 +125,10 @@ TEST_CASE("sim::model_cost_source: a profile whose measured kernels beat its own
   // The shipped H200 profile's measured tables, with the datasheet peak cut to 1 TFLOP/s: a measured GEMM then runs
   // faster than the profile's peak allows, which is a broken profile, never a figure to print.
   Scenario s = load_scenario(std::string(DBOSIM_SOURCE_DIR) + "/scenarios/dsv3_decode_ep8_serial.yaml");
-  REQUIRE_NOTHROW(build_step_plan(s, model_cost_source(s)));
+  REQUIRE_NOTHROW(build_step_plan(s, s.step, model_cost_source(s)));
   for (auto& [dtype, flops] : s.hw.peak_flops_per_s)
     flops = 1e12;
-  CHECK_THROWS_AS(build_step_plan(s, model_cost_source(s)), models::CostBoundViolation);
-  CHECK_THROWS_WITH(build_step_plan(s, model_cost_source(s)),
+  CHECK_THROWS_AS(build_step_plan(s, s.step, model_cost_source(s)), models::CostBoundViolation);
+  CHECK_THROWS_WITH(build_step_plan(s, s.step, model_cost_source(s)),
                     Catch::Contains("violates a physical bound") && Catch::Contains("exceeds the profile's peak"));
 }

@@ -61,7 +61,7 @@ TEST_CASE("config::ScenarioLoader: defaults follow vLLM", "[quick]")
   CHECK(s.overlap.num_ubatches() == 2);
   CHECK_FALSE(s.overlap.async_combine);
   CHECK(s.execution.cuda_graph == dbosim::CudaGraphMode::full);
-  CHECK(s.workload.batch == 128); // decode: one request per token
+  CHECK(s.step.batch == 128); // decode: one request per token
   CHECK(s.model.num_routed_experts == 256);
   CHECK(s.hw.sm_count == 132);
   CHECK(s.overlap.schedule.empty()); // vLLM's rules

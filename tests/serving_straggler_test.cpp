@@ -276,13 +276,7 @@ seed: 3
   CHECK(sim::comm_setup(single, 0).expert_load == models::ExpertLoadModel::eplb_residual);
 
   const StepKey key{models::Phase::decode, 16, 16, 1024};
-  auto plan_of = [&](const Scenario& s) {
-    Scenario v                 = s;
-    v.workload.tokens_per_rank = key.tokens;
-    v.workload.batch           = key.batch;
-    v.workload.context_len     = key.context_len;
-    return sim::build_step_plan(v, sim::model_cost_source(v));
-  };
+  auto plan_of           = [&](const Scenario& s) { return sim::build_step_plan(s, key, sim::model_cost_source(s)); };
   const sim::StepPlan pr = plan_of(residual);
   const sim::StepPlan pi = plan_of(ideal);
   auto noted             = [](const sim::StepPlan& p, const std::string& what) {

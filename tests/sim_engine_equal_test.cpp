@@ -101,7 +101,7 @@ TEST_CASE("sim::engines: the replay equals SimGrid on every shipped scenario and
       popt.schedule = e.name;
       StepPlan plan;
       try {
-        plan = build_step_plan(s, model_cost_source(s), popt);
+        plan = build_step_plan(s, s.step, model_cost_source(s), popt);
       } catch (const InputError&) {
         continue; // a schedule this step cannot run (its micro-batches)
       }

@@ -72,7 +72,7 @@ TEST_CASE("sim::run_step: a timeline with ops faster than their cost is an inter
   test::TempDir dir;
   const Scenario s    = load_scenario(dir.write("s.yaml", partitioned_yaml));
   const ChildResult r = run_in_child([&] {
-    const StepPlan plan  = build_step_plan(s, model_cost_source(s), {});
+    const StepPlan plan  = build_step_plan(s, s.step, model_cost_source(s), {});
     const Schedule sched = build_schedule(plan);
     run_step(plan, sched, {{coarse_clock}});
     return std::string("not refused");

@@ -29,7 +29,7 @@ const std::string source_dir = DBOSIM_SOURCE_DIR;
 
 double simulate_step_us(const Scenario& s)
 {
-  const StepPlan plan  = build_step_plan(s, model_cost_source(s));
+  const StepPlan plan  = build_step_plan(s, s.step, model_cost_source(s));
   const Schedule sched = build_schedule(plan);
   return run_step(plan, sched).timeline.step_time();
 }
@@ -44,9 +44,9 @@ double simulate_step_us_in_child(const Scenario& s)
 
 Scenario ep32_decode(int tokens_per_rank)
 {
-  Scenario s                 = load_scenario(source_dir + "/scenarios/dsv3_decode_ep32_dbo.yaml");
-  s.workload.tokens_per_rank = tokens_per_rank;
-  s.workload.batch           = tokens_per_rank;
+  Scenario s    = load_scenario(source_dir + "/scenarios/dsv3_decode_ep32_dbo.yaml");
+  s.step.tokens = tokens_per_rank;
+  s.step.batch  = tokens_per_rank;
   return s;
 }
 
@@ -77,13 +77,13 @@ TEST_CASE("sim::scenario: DBO loses on a tiny batch, where the split's overheads
 {
   // The smallest batch DBO splits: the decode threshold. Each micro-batch re-reads every weight and pays every
   // collective's latency; there is too little work to hide.
-  Scenario dbo                 = ep32_decode(0);
-  dbo.workload.tokens_per_rank = dbo.overlap.dbo_decode_token_threshold;
-  dbo.workload.batch           = dbo.overlap.dbo_decode_token_threshold;
-  Scenario plain               = dbo;
-  plain.overlap.enable_dbo     = false;
-  const double plain_us        = simulate_step_us_in_child(plain);
-  const double dbo_us          = simulate_step_us(dbo);
+  Scenario dbo             = ep32_decode(0);
+  dbo.step.tokens          = dbo.overlap.dbo_decode_token_threshold;
+  dbo.step.batch           = dbo.overlap.dbo_decode_token_threshold;
+  Scenario plain           = dbo;
+  plain.overlap.enable_dbo = false;
+  const double plain_us    = simulate_step_us_in_child(plain);
+  const double dbo_us      = simulate_step_us(dbo);
   INFO("no DBO " << plain_us << " us, DBO " << dbo_us << " us");
   CHECK(dbo_us > plain_us);
 }
@@ -91,11 +91,11 @@ TEST_CASE("sim::scenario: DBO loses on a tiny batch, where the split's overheads
 TEST_CASE("sim::scenario: piecewise graphs count the attention op's kernels as eager, and the MoE op's under DeepEP HT",
           "[quick]")
 {
-  Scenario s                 = load_scenario(source_dir + "/scenarios/default.yaml");
-  s.workload.tokens_per_rank = 4;
-  s.workload.batch           = 4;
-  s.execution.cuda_graph     = CudaGraphMode::piecewise;
-  const StepPlan p           = build_step_plan(s, model_cost_source(s));
+  Scenario s             = load_scenario(source_dir + "/scenarios/default.yaml");
+  s.step.tokens          = 4;
+  s.step.batch           = 4;
+  s.execution.cuda_graph = CudaGraphMode::piecewise;
+  const StepPlan p       = build_step_plan(s, s.step, model_cost_source(s));
   REQUIRE(p.host.piecewise);
   REQUIRE_FALSE(p.host.cuda_graph);
   const UbatchCosts& u = p.ubatches[0];
@@ -110,7 +110,7 @@ TEST_CASE("sim::scenario: piecewise graphs count the attention op's kernels as e
 
   s.parallel.backend   = models::All2AllBackend::deepep_high_throughput; // vLLM splits the fused-MoE op for it
   s.overlap.enable_dbo = false;
-  const StepPlan ht    = build_step_plan(s, model_cost_source(s));
+  const StepPlan ht    = build_step_plan(s, s.step, model_cost_source(s));
   REQUIRE(ht.host.piecewise);
   const UbatchCosts& h = ht.ubatches[0];
   CHECK(h.find(true, OpKind::A0)->graph_launches == 1); // after the previous layer's combine
@@ -119,8 +119,8 @@ TEST_CASE("sim::scenario: piecewise graphs count the attention op's kernels as e
   for (OpKind k : {OpKind::D, OpKind::MLP, OpKind::S, OpKind::C})
     CHECK(h.find(true, k)->eager_kernels == h.find(true, k)->kernels);
 
-  s.workload.tokens_per_rank = s.workload.batch = 1024; // past vLLM's largest capture size: eager
-  CHECK_FALSE(build_step_plan(s, model_cost_source(s)).host.piecewise);
+  s.step.tokens = s.step.batch = 1024; // past vLLM's largest capture size: eager
+  CHECK_FALSE(build_step_plan(s, s.step, model_cost_source(s)).host.piecewise);
 }
 
 TEST_CASE("sim::scenario: a small-batch decode step under piecewise graphs lies between full graphs and eager",
@@ -128,10 +128,10 @@ TEST_CASE("sim::scenario: a small-batch decode step under piecewise graphs lies 
 {
   // DeepSeek-V3 EP8, 4 tokens per rank: the expert weights set the GPU's pace (~0.5 ms a layer), ahead of every mode's
   // host; the modes differ in their kernels' GPU gaps and launches.
-  Scenario s                 = load_scenario(source_dir + "/scenarios/default.yaml");
-  s.workload.tokens_per_rank = 4;
-  s.workload.batch           = 4;
-  auto step_us               = [&](CudaGraphMode m) {
+  Scenario s    = load_scenario(source_dir + "/scenarios/default.yaml");
+  s.step.tokens = 4;
+  s.step.batch  = 4;
+  auto step_us  = [&](CudaGraphMode m) {
     s.execution.cuda_graph = m;
     return simulate_step_us_in_child(s);
   };
@@ -174,7 +174,7 @@ TEST_CASE("sim::scenario: every shipped scenario's replay satisfies the timeline
     // run_step refuses a timeline that breaks an invariant (an InternalError naming the violations).
     const ChildResult r = run_in_child([&] {
       const Scenario s     = load_scenario(file);
-      const StepPlan plan  = build_step_plan(s, model_cost_source(s));
+      const StepPlan plan  = build_step_plan(s, s.step, model_cost_source(s));
       const Schedule sched = build_schedule(plan);
       const Metrics m      = run_step(plan, sched).metrics;
       double path          = 0;

@@ -56,10 +56,10 @@ Scenario scenario(int tokens)
   s.hw.event_us               = 1;
   s.hw.stream_sync_us         = 10;
   s.hw.graph_replay_kernel_us = 0.5;
-  s.workload.phase            = models::Phase::decode;
-  s.workload.tokens_per_rank  = tokens;
-  s.workload.batch            = tokens;
-  s.workload.context_len      = 4096;
+  s.step.phase                = models::Phase::decode;
+  s.step.tokens               = tokens;
+  s.step.batch                = tokens;
+  s.step.context_len          = 4096;
   s.overlap.enable_dbo        = true;
   s.parallel.backend          = models::All2AllBackend::deepep_low_latency;
   s.execution.cuda_graph      = CudaGraphMode::full;
@@ -78,14 +78,14 @@ TEST_CASE("sim::StepPlanBuilder: DBO splits at padded/2 only from the phase's th
 {
   SECTION("below the decode threshold: unsplit, serial")
   {
-    StepPlan p = build_step_plan(scenario(31), linear_costs(132));
+    StepPlan p = build_step_plan(scenario(31), scenario(31).step, linear_costs(132));
     CHECK(p.num_ubatches() == 1);
     CHECK(p.schedule == "serial");
     CHECK(has_note(p, "threshold"));
   }
   SECTION("at the threshold: two micro-batches of padded/2")
   {
-    StepPlan p = build_step_plan(scenario(33), linear_costs(132));
+    StepPlan p = build_step_plan(scenario(33), scenario(33).step, linear_costs(132));
     REQUIRE(p.num_ubatches() == 2);
     CHECK(p.schedule == "dbo");
     CHECK(p.ubatches[0].tokens == 16);
@@ -95,11 +95,11 @@ TEST_CASE("sim::StepPlanBuilder: DBO splits at padded/2 only from the phase's th
   }
   SECTION("prefill uses the prefill threshold (512)")
   {
-    Scenario s       = scenario(500);
-    s.workload.phase = models::Phase::prefill;
-    CHECK(build_step_plan(s, linear_costs(132)).num_ubatches() == 1);
-    s.workload.tokens_per_rank = 512;
-    CHECK(build_step_plan(s, linear_costs(132)).num_ubatches() == 2);
+    Scenario s   = scenario(500);
+    s.step.phase = models::Phase::prefill;
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).num_ubatches() == 1);
+    s.step.tokens = 512;
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).num_ubatches() == 2);
   }
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("sim::StepPlanBuilder: DP padding and dummy micro-batches", "[quick]")
 {
   PlanOptions opt;
   opt.max_tokens_across_dp = 64; // another DP rank has 64 tokens: this one pads to 64 and splits
-  StepPlan p               = build_step_plan(scenario(10), linear_costs(132), opt);
+  StepPlan p               = build_step_plan(scenario(10), scenario(10).step, linear_costs(132), opt);
   REQUIRE(p.num_ubatches() == 2);
   CHECK(p.ubatches[0].tokens == 32);
   CHECK(p.ubatches[0].real_tokens == 10);
@@ -122,20 +122,20 @@ TEST_CASE("sim::StepPlanBuilder: async combine is forced synchronous under DBO",
 {
   Scenario s              = scenario(64);
   s.overlap.async_combine = true;
-  StepPlan p              = build_step_plan(s, linear_costs(132));
+  StepPlan p              = build_step_plan(s, s.step, linear_costs(132));
   CHECK(p.schedule == "dbo");
   CHECK(has_note(p, "forced synchronous"));
   s.overlap.enable_dbo = false;
-  CHECK(build_step_plan(s, linear_costs(132)).schedule == "async_combine");
+  CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == "async_combine");
 }
 
 TEST_CASE("sim::StepPlanBuilder: CUDA graphs only for uniform decode", "[quick]")
 {
   Scenario s = scenario(64);
-  CHECK(build_step_plan(s, linear_costs(132)).host.cuda_graph);
-  s.workload.phase           = models::Phase::prefill;
-  s.workload.tokens_per_rank = 1024;
-  StepPlan p                 = build_step_plan(s, linear_costs(132));
+  CHECK(build_step_plan(s, s.step, linear_costs(132)).host.cuda_graph);
+  s.step.phase  = models::Phase::prefill;
+  s.step.tokens = 1024;
+  StepPlan p    = build_step_plan(s, s.step, linear_costs(132));
   CHECK_FALSE(p.host.cuda_graph);
   CHECK(has_note(p, "eager"));
 }
@@ -149,7 +149,7 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   s.hw.interference["compute_with_comm_partitioned"] = 1.05;
   s.hw.interference["comm_with_compute"]             = 1.3;
   s.hw.interference["comm_with_compute_partitioned"] = 1.1;
-  StepPlan p                                         = build_step_plan(s, linear_costs(132));
+  StepPlan p                                         = build_step_plan(s, s.step, linear_costs(132));
   CHECK(p.gpu.comm_sms == 20);
   CHECK(p.gpu.comm_uses_sms);
   CHECK(p.gpu.interference_partitioned == 1.05);
@@ -164,7 +164,7 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   SECTION("low-latency kernels hold no SMs")
   {
     s.parallel.backend = models::All2AllBackend::deepep_low_latency;
-    StepPlan ll        = build_step_plan(s, linear_costs(132));
+    StepPlan ll        = build_step_plan(s, s.step, linear_costs(132));
     CHECK_FALSE(ll.gpu.comm_needs_whole_sms);
     CHECK(ll.gpu.comm_sms == 0);
     CHECK_FALSE(ll.gpu.comm_uses_sms);
@@ -172,7 +172,7 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   SECTION("the ROCm host sync forces comm SMs to 0 and the step eager")
   {
     s.execution.host_sync_after_comm = true;
-    StepPlan r                       = build_step_plan(s, linear_costs(132));
+    StepPlan r                       = build_step_plan(s, s.step, linear_costs(132));
     CHECK(r.gpu.comm_sms == 0);
     CHECK(r.host.host_sync_after_comm);
     CHECK_FALSE(r.host.cuda_graph);
@@ -180,13 +180,13 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   SECTION("no partition without DBO")
   {
     s.overlap.enable_dbo = false;
-    CHECK(build_step_plan(s, linear_costs(132)).gpu.comm_sms == 0);
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).gpu.comm_sms == 0);
   }
   SECTION("a platform whose rule forbids the partition (vLLM on ROCm) holds no comm SMs")
   {
     s.hw.platform.stack                   = "rocm";
     s.hw.platform.deepep_ht_dbo_partition = false;
-    StepPlan r                            = build_step_plan(s, linear_costs(132));
+    StepPlan r                            = build_step_plan(s, s.step, linear_costs(132));
     CHECK(r.gpu.comm_sms == 0);
     CHECK(has_note(r, "platform.deepep_ht_dbo_partition"));
   }
@@ -206,7 +206,7 @@ TEST_CASE("sim::StepPlanBuilder: DeepEP low-latency under DBO runs D and C as se
   };
   Scenario s       = scenario(64);
   s.parallel.ep    = 8;
-  const StepPlan p = build_step_plan(s, costs);
+  const StepPlan p = build_step_plan(s, s.step, costs);
   REQUIRE(p.num_ubatches() == 2);
   CHECK(has_note(p, "recv hook"));
   for (const UbatchCosts& u : p.ubatches) {
@@ -223,10 +223,10 @@ TEST_CASE("sim::StepPlanBuilder: DeepEP low-latency under DBO runs D and C as se
   SECTION("no hooks without DBO (vLLM runs the whole kernel), nor for the high-throughput kernels")
   {
     s.overlap.enable_dbo = false;
-    CHECK(build_step_plan(s, costs).ubatches[0].find(true, OpKind::D_recv) == nullptr);
+    CHECK(build_step_plan(s, s.step, costs).ubatches[0].find(true, OpKind::D_recv) == nullptr);
     s.overlap.enable_dbo = true;
     s.parallel.backend   = models::All2AllBackend::deepep_high_throughput;
-    const StepPlan ht    = build_step_plan(s, costs);
+    const StepPlan ht    = build_step_plan(s, s.step, costs);
     CHECK(ht.ubatches[0].find(true, OpKind::D_recv) == nullptr);
     CHECK(ht.ubatches[0].find(true, OpKind::D)->flight_us == 0);
   }
@@ -238,7 +238,7 @@ TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-
   {
     Scenario s          = scenario(64);
     s.overlap.schedule  = "deepseek_decode";
-    const StepPlan plan = build_step_plan(s, linear_costs(132));
+    const StepPlan plan = build_step_plan(s, s.step, linear_costs(132));
     CHECK(plan.schedule == "deepseek_decode");
     CHECK(plan.num_ubatches() == 2);
     CHECK_FALSE(has_note(plan, "overlap.schedule"));
@@ -247,7 +247,7 @@ TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-
   {
     Scenario s          = scenario(16);
     s.overlap.schedule  = "deepseek_decode";
-    const StepPlan plan = build_step_plan(s, linear_costs(132));
+    const StepPlan plan = build_step_plan(s, s.step, linear_costs(132));
     CHECK(plan.schedule == "serial");
     CHECK(has_note(plan, "overlap.schedule deepseek_decode runs 2 micro-batch(es), this step 1: serial"));
   }
@@ -256,9 +256,9 @@ TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-
     Scenario s              = scenario(16);
     s.overlap.schedule      = "async_combine";
     s.overlap.async_combine = false;
-    CHECK(build_step_plan(s, linear_costs(132)).schedule == "async_combine");
-    s.workload.tokens_per_rank = s.workload.batch = 64; // split: DBO's rule
-    CHECK(build_step_plan(s, linear_costs(132)).schedule == "dbo");
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == "async_combine");
+    s.step.tokens = s.step.batch = 64; // split: DBO's rule
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == "dbo");
   }
   SECTION("--schedule overrides it")
   {
@@ -266,7 +266,7 @@ TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-
     s.overlap.schedule = "deepseek_decode";
     PlanOptions opt;
     opt.schedule = "deepseek_prefill";
-    CHECK(build_step_plan(s, linear_costs(132), opt).schedule == "deepseek_prefill");
+    CHECK(build_step_plan(s, s.step, linear_costs(132), opt).schedule == "deepseek_prefill");
   }
 }
 
@@ -275,27 +275,27 @@ TEST_CASE("sim::StepPlanBuilder: bad requests are InputErrors naming the key and
   Scenario s = scenario(64);
   PlanOptions opt;
   opt.schedule = "tbo";
-  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
+  CHECK_THROWS_WITH(build_step_plan(s, s.step, linear_costs(132), opt),
                     Catch::Contains("schedule") && Catch::Contains("deepseek_decode"));
   opt.schedule = "async_combine"; // needs one micro-batch, the step has two: the valid ones are the table's two
-  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt),
+  CHECK_THROWS_WITH(build_step_plan(s, s.step, linear_costs(132), opt),
                     Catch::Contains("needs 1 micro-batch(es); this step has 2") &&
                         Catch::Contains("(valid: dbo, deepseek_decode, deepseek_prefill, sglang_tbo)"));
   opt.schedule           = "";
   s.overlap.dbo_comm_sms = 132;
-  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("dbo_comm_sms"));
+  CHECK_THROWS_WITH(build_step_plan(s, s.step, linear_costs(132), opt), Catch::Contains("dbo_comm_sms"));
   s.overlap.dbo_comm_sms = 20;
   s.overlap.ubatch_size  = 4;
   s.overlap.enable_dbo   = false;
-  CHECK_THROWS_WITH(build_step_plan(s, linear_costs(132), opt), Catch::Contains("ubatch_size"));
+  CHECK_THROWS_WITH(build_step_plan(s, s.step, linear_costs(132), opt), Catch::Contains("ubatch_size"));
 }
 
 TEST_CASE("sim::StepPlanBuilder: no split when another DP rank does not reach its DBO threshold", "[quick]")
 {
   PlanOptions opt;
   opt.dp_ranks_agree_ubatch = false; // vLLM's coordinate_batch_across_dp: all DP ranks micro-batch or none
-  const StepPlan p          = build_step_plan(scenario(64), linear_costs(132), opt);
+  const StepPlan p          = build_step_plan(scenario(64), scenario(64).step, linear_costs(132), opt);
   CHECK(p.num_ubatches() == 1);
   CHECK(has_note(p, "every rank runs unsplit"));
-  CHECK(build_step_plan(scenario(64), linear_costs(132)).num_ubatches() == 2);
+  CHECK(build_step_plan(scenario(64), scenario(64).step, linear_costs(132)).num_ubatches() == 2);
 }

@@ -101,11 +101,11 @@ TEST_CASE("config::ScenarioLoader: speculative_config keys, validated where they
   TempDir dir;
   const Scenario s = load_scenario(dir.write("mtp.yaml", dsv3_ep8(64, kMtp1)));
   CHECK(s.speculative.method == SpecMethod::deepseek_mtp);
-  CHECK(s.workload.batch == 32); // 64 tokens = 32 decoding requests x (1 + 1)
+  CHECK(s.step.batch == 32); // 64 tokens = 32 decoding requests x (1 + 1)
   const Scenario list = load_scenario(
       dir.write("list.yaml", dsv3_ep8(96, "speculative_config: {method: deepseek_mtp, num_speculative_tokens: 2, "
                                           "acceptance_rate: [0.8, 0.6]}\n")));
-  CHECK(list.workload.batch == 32);
+  CHECK(list.step.batch == 32);
   CHECK(models::expected_accepted_tokens(list.speculative) == Approx(2.28));
 
   CHECK_THAT(error_of(dsv3_ep8(64, "speculative_config: {method: deepseek_mtp}\n")),
@@ -137,10 +137,10 @@ TEST_CASE("sim::StepPlanBuilder: DBO's decode threshold counts the verification 
   TempDir dir;
   const Scenario with_mtp = load_scenario(dir.write("mtp.yaml", dsv3_ep8(32, kMtp1)));
   const Scenario without  = load_scenario(dir.write("plain.yaml", dsv3_ep8(16, "")));
-  REQUIRE(with_mtp.workload.batch == 16);
-  REQUIRE(without.workload.batch == 16);
-  CHECK(sim::build_step_plan(with_mtp, unit_costs()).num_ubatches() == 2);
-  CHECK(sim::build_step_plan(without, unit_costs()).num_ubatches() == 1);
+  REQUIRE(with_mtp.step.batch == 16);
+  REQUIRE(without.step.batch == 16);
+  CHECK(sim::build_step_plan(with_mtp, with_mtp.step, unit_costs()).num_ubatches() == 2);
+  CHECK(sim::build_step_plan(without, without.step, unit_costs()).num_ubatches() == 1);
 }
 
 TEST_CASE("models::SpecDecode: the draft module costs one pass per draft token, each > 0", "[quick]")

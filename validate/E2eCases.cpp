@@ -193,7 +193,7 @@ E2eCase parse_case(YamlMap& m, const std::string& work_dir)
   }
   const Scenario& first = c.arms.front().scenario;
   r.slice               = fmt::format("{} {}", engine_row(first.engine).name,
-                        first.workload.phase == models::Phase::prefill ? "prefill" : "decode");
+                        first.step.phase == models::Phase::prefill ? "prefill" : "decode");
   m.allow({"note"});
   m.finish();
   return c;
@@ -310,9 +310,8 @@ double predict(const std::string& exe, const E2eCase& c, RunMemo& memo)
   case Metric::tok_s_per_node: {
     const Scenario& sc  = a0.scenario;
     const double node   = sc.cluster.gpus_per_node;
-    const double tokens = s[0].contains("serving")
-                              ? figure(c, a0, s[0], "output_throughput_per_gpu") * node
-                              : sc.workload.tokens_per_rank * node * 1e6 / figure(c, a0, s[0], "step_time_us");
+    const double tokens = s[0].contains("serving") ? figure(c, a0, s[0], "output_throughput_per_gpu") * node
+                                                   : sc.step.tokens * node * 1e6 / figure(c, a0, s[0], "step_time_us");
     return tokens / (1.0 - c.cache_hit_fraction);
   }
   }

@@ -59,7 +59,7 @@ ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
                        const std::string& engine_option)
 {
   ClusterRun out;
-  out.plan  = build_cluster_plan(sc, model_cost_source(sc), scenario_network_facts(sc), opt);
+  out.plan  = build_cluster_plan(sc, sc.step, model_cost_source(sc), scenario_network_facts(sc), opt);
   out.sched = build_schedule(out.plan.classes.at(0));
   ClusterEngine engine(out.sched, out.plan.classes);
   const auto t0             = std::chrono::steady_clock::now();

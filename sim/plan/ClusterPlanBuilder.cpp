@@ -22,8 +22,8 @@ struct MlpCost {
 
 } // namespace
 
-ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, const models::NetworkFacts& net,
-                               const PlanOptions& opt)
+ClusterPlan build_cluster_plan(const Deployment& sc, const models::StepShape& step, const CostSource& costs,
+                               const models::NetworkFacts& net, const PlanOptions& opt)
 {
   const ClusterConfig& cc    = sc.cluster;
   const models::ModelSpec& m = sc.model;
@@ -34,7 +34,7 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
                      fmt::format(">= {} nodes", (ep + cc.gpus_per_node - 1) / cc.gpus_per_node));
   ClusterPlan cp;
   cp.ep                      = ep;
-  const StepPlan base        = build_step_plan(sc, costs, opt);
+  const StepPlan base        = build_step_plan(sc, step, costs, opt);
   const models::CommSetup cs = comm_setup(sc, base.gpu.comm_sms);
   cp.gpus_per_node           = cs.gpus_per_node;
 
@@ -61,10 +61,10 @@ ClusterPlan build_cluster_plan(const Scenario& sc, const CostSource& costs, cons
     if (it != mlp_cache.end())
       return it->second;
     models::StepShape shape;
-    shape.phase       = sc.workload.phase;
+    shape.phase       = step.phase;
     shape.tokens      = tokens;
     shape.batch       = std::max(1, tokens);
-    shape.context_len = sc.workload.context_len;
+    shape.context_len = step.context_len;
     MlpCost c{0, 0};
     auto set = [&](const models::OpCost& op) {
       c.duration_us    = op.duration_us;

@@ -6,10 +6,10 @@
 
 namespace dbosim::sim {
 
-CostSource model_cost_source(const Scenario& sc)
+CostSource model_cost_source(const Deployment& d)
 {
-  // The scenario is captured by pointer: the CostSource must not outlive it.
-  const Scenario* s = &sc;
+  // The deployment is captured by pointer: the CostSource must not outlive it.
+  const Deployment* s = &d;
   return CostSource{
       [s](const models::StepShape& shape, bool moe, int comm_sms) {
         models::LayerCosts costs =
@@ -37,7 +37,7 @@ CostSource model_cost_source(const Scenario& sc)
   };
 }
 
-models::CommSetup comm_setup(const Scenario& sc, int comm_sms)
+models::CommSetup comm_setup(const Deployment& sc, int comm_sms)
 {
   models::CommSetup c;
   c.net              = sc.parallel.ep > 1 ? &sc.network : nullptr;

@@ -12,7 +12,7 @@ namespace dbosim::sim {
 
 using json = nlohmann::ordered_json;
 
-models::DraftIssue draft_issue(const Scenario& s)
+models::DraftIssue draft_issue(const Deployment& s)
 {
   models::DraftIssue d;
   d.cuda_graph    = s.execution.cuda_graph != CudaGraphMode::none && !s.execution.host_sync_after_comm;
@@ -21,7 +21,7 @@ models::DraftIssue draft_issue(const Scenario& s)
   return d;
 }
 
-models::DraftCost scenario_draft_cost(const Scenario& s, const models::StepShape& target)
+models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepShape& target)
 {
   try {
     models::DraftCost d =
@@ -34,17 +34,7 @@ models::DraftCost scenario_draft_cost(const Scenario& s, const models::StepShape
   }
 }
 
-models::StepShape workload_shape(const Scenario& s)
-{
-  models::StepShape t;
-  t.phase       = s.workload.phase;
-  t.tokens      = s.workload.tokens_per_rank;
-  t.batch       = s.workload.batch;
-  t.context_len = s.workload.context_len;
-  return t;
-}
-
-json spec_decode_json(const Scenario& s, const models::DraftCost& draft, double target_step_us)
+json spec_decode_json(const Deployment& s, const models::DraftCost& draft, double target_step_us)
 {
   const models::SpecDecodeSpec& sp = s.speculative;
   const double accepted            = models::expected_accepted_tokens(sp);

@@ -13,18 +13,15 @@ namespace dbosim::sim {
 
 /** @brief How the drafter issues its passes: vLLM replays the drafter's piecewise CUDA graphs unless the deployment
  *  runs eager (cuda_graph none, or the ROCm host sync after each collective). */
-models::DraftIssue draft_issue(const Scenario& s);
+models::DraftIssue draft_issue(const Deployment& s);
 
 /** @brief The draft module's passes after a target step of shape `target` (empty when speculative decoding is off).
  *  InputError (naming speculative_config) when the cost model rejects the draft's shape. */
-models::DraftCost scenario_draft_cost(const Scenario& s, const models::StepShape& target);
-
-/** @brief The single step's target shape, from the scenario's workload (all of this rank's tokens, unsplit). */
-models::StepShape workload_shape(const Scenario& s);
+models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepShape& target);
 
 /** @brief summary.json's "speculative" block: method, k, acceptance, verification tokens, each draft pass, the step
  *  with its draft, expected accepted tokens per request and the TPOT (step / accepted tokens). */
-nlohmann::ordered_json spec_decode_json(const Scenario& s, const models::DraftCost& draft, double target_step_us);
+nlohmann::ordered_json spec_decode_json(const Deployment& s, const models::DraftCost& draft, double target_step_us);
 
 /** @brief The block as printed lines. */
 std::string spec_decode_text(const nlohmann::ordered_json& block);

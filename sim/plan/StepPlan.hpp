@@ -1,5 +1,6 @@
-/* dbosim — the engine's input: one step of one rank, as plain data (built from a Scenario by StepPlanBuilder,
- * or by hand in tests). The engine never sees model names: only op costs, streams and host/GPU parameters. */
+/* dbosim — the engine's input: one step of one rank, as plain data (built from a Deployment and a step shape by
+ * StepPlanBuilder, or by hand in tests). The engine never sees model names: only op costs, streams and host/GPU
+ * parameters. */
 #pragma once
 #include "sim/plan/Op.hpp"
 

@@ -86,18 +86,17 @@ static double interference(const models::HwProfile& hw, const char* key, StepPla
  *  for the steps with its micro-batch count, else vLLM's rules (dbo when split, else async_combine or serial). Only a
  *  schedule the scenario names earns a note when the step's micro-batches overrule it: the engine's default is its
  *  rule for the steps it fits. */
-static std::string choose_schedule(const Scenario& sc, const std::string& forced, bool split, int nub,
+static std::string choose_schedule(const Deployment& sc, Phase phase, const std::string& forced, bool split, int nub,
                                    std::vector<std::string>& notes)
 {
   const OverlapConfig& o = sc.overlap;
   const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
   if (!forced.empty())
     return forced;
-  const bool named = !o.schedule.empty();
-  const std::string asked =
-      named ? o.schedule : engine_schedule(engine_row(sc.engine), sc.workload.phase == Phase::prefill);
-  const auto& reg = schedule_registry();
-  const auto e    = std::find_if(reg.begin(), reg.end(), [&](const ScheduleEntry& r) { return asked == r.name; });
+  const bool named        = !o.schedule.empty();
+  const std::string asked = named ? o.schedule : engine_schedule(engine_row(sc.engine), phase == Phase::prefill);
+  const auto& reg         = schedule_registry();
+  const auto e = std::find_if(reg.begin(), reg.end(), [&](const ScheduleEntry& r) { return asked == r.name; });
   if (e == reg.end())
     throw InputError(sc.file, 0, 0, named ? "overlap.schedule" : "engine", fmt::format("unknown schedule '{}'", asked),
                      schedule_names());
@@ -109,10 +108,10 @@ static std::string choose_schedule(const Scenario& sc, const std::string& forced
   return rule;
 }
 
-StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt)
+StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const CostSource& costs,
+                         const PlanOptions& opt)
 {
   const OverlapConfig& o      = sc.overlap;
-  const WorkloadConfig& w     = sc.workload;
   const models::HwProfile& hw = sc.hw;
   StepPlan plan;
   plan.num_layers    = sc.model.num_layers;
@@ -121,11 +120,11 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     throw InputError(sc.file, 0, 0, "model", fmt::format("model {} has no layers", sc.model.name), ">= 1 layer");
   if (hw.sm_count <= 0)
     throw InputError(sc.file, 0, 0, "hw", fmt::format("profile {} has no sm_count", hw.name), ">= 1");
-  if (w.tokens_per_rank < 0)
+  if (w.tokens < 0)
     throw InputError(sc.file, 0, 0, "workload.tokens_per_rank", "negative token count", ">= 0");
 
   // ---- DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils).
-  const int padded    = std::max(w.tokens_per_rank, opt.max_tokens_across_dp);
+  const int padded    = std::max(w.tokens, opt.max_tokens_across_dp);
   const bool decode   = w.phase == Phase::decode;
   plan.prefill        = !decode;
   const int threshold = o.dbo_token_threshold(decode);
@@ -141,7 +140,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
                      fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
 
-  plan.schedule = choose_schedule(sc, opt.schedule, split, nub, plan.notes);
+  plan.schedule = choose_schedule(sc, w.phase, opt.schedule, split, nub, plan.notes);
   if (split && o.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
@@ -253,7 +252,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     models::StepShape whole;
     whole.phase               = w.phase;
     whole.tokens              = padded;
-    whole.batch               = w.tokens_per_rank > 0 ? w.batch : 0;
+    whole.batch               = w.tokens > 0 ? w.batch : 0;
     whole.context_len         = w.context_len;
     const models::OpCost work = costs.step_work(whole);
     // Piecewise: the embedding and the final norm ride in the first and last pieces, the LM head and the sampler are
@@ -273,7 +272,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     const int len   = padded * (u + 1) / nub - start;
     UbatchCosts c;
     c.tokens      = len;
-    c.real_tokens = std::clamp(w.tokens_per_rank - start, 0, len);
+    c.real_tokens = std::clamp(w.tokens - start, 0, len);
     models::StepShape shape;
     shape.phase       = w.phase;
     shape.tokens      = len;
@@ -283,7 +282,7 @@ StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const Plan
     // tokens [start, start + len) and attends over the context before them plus its own, so the first slice sees
     // the shortest context; the last, the whole of it. Slices of padding keep the full context (at least len).
     if (w.phase == Phase::prefill && w.batch == 1 && nub > 1)
-      shape.context_len = std::max(len, std::min(w.context_len, w.context_len - w.tokens_per_rank + start + len));
+      shape.context_len = std::max(len, std::min(w.context_len, w.context_len - w.tokens + start + len));
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)

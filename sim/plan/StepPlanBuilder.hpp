@@ -1,5 +1,5 @@
-/* dbosim — from a Scenario to the engine's StepPlan: vLLM's DBO rules (threshold, DP padding, split at padded/2,
- * dummy micro-batches), CUDA-graph eligibility, SM partition and host costs from the profile, op costs per
+/* dbosim — from a Deployment and a step shape to the engine's StepPlan: vLLM's DBO rules (threshold, DP padding, split
+ * at padded/2, dummy micro-batches), CUDA-graph eligibility, SM partition and host costs from the profile, op costs per
  * micro-batch shape from the cost models. */
 #pragma once
 #include "config/Scenario.hpp"
@@ -25,12 +25,13 @@ struct CostSource {
   std::function<models::OpCost(const models::StepShape& shape)> step_work = {};
 };
 
-/** @brief The cost models of the scenario's model and profile (models::layer_costs, models::duration_on_sms_us). */
-CostSource model_cost_source(const Scenario& sc);
+/** @brief The cost models of the deployment's model and profile (models::layer_costs, models::duration_on_sms_us);
+ *  they read `d`, which must outlive them. */
+CostSource model_cost_source(const Deployment& d);
 
-/** @brief The scenario's dispatch/combine setup (network facts, node size, oversubscription, routing), shared by the
+/** @brief The deployment's dispatch/combine setup (network facts, node size, oversubscription, routing), shared by the
  *  single-rank and the cluster plans so both cost D and C by the same model. */
-models::CommSetup comm_setup(const Scenario& sc, int comm_sms);
+models::CommSetup comm_setup(const Deployment& sc, int comm_sms);
 
 struct PlanOptions {
   std::string schedule;         ///< a registry name; empty: serial, async_combine or dbo from the overlap config
@@ -40,7 +41,9 @@ struct PlanOptions {
   bool dp_ranks_agree_ubatch = true;
 };
 
-/** @brief Builds the plan; InputError (naming the scenario file and key) for what the engine cannot run. */
-StepPlan build_step_plan(const Scenario& sc, const CostSource& costs, const PlanOptions& opt = {});
+/** @brief Builds the plan of one step of `shape` (this rank's tokens, unpadded) on deployment `d`; InputError (naming
+ *  the scenario file and key) for what the engine cannot run. */
+StepPlan build_step_plan(const Deployment& d, const models::StepShape& shape, const CostSource& costs,
+                         const PlanOptions& opt = {});
 
 } // namespace dbosim::sim
