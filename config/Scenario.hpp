@@ -10,6 +10,7 @@
 #include "models/SpecDecode.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace dbosim {
@@ -118,6 +119,15 @@ struct ServingOptions {
   bool step_trace                = true; ///< write steps.csv
 };
 
+/** @brief The precision.* keys as written (docs/dimensions.md); unset: the model's. Applied to Scenario::model on load
+ *  (config/PrecisionParams.cpp). */
+struct PrecisionConfig {
+  models::OpPrecision ops;                     ///< attention, routed_experts, shared_experts, dense_mlp, lm_head
+  std::optional<models::DType> kv_cache_dtype; ///< bf16 | fp8; unset: auto (the model's)
+  std::optional<models::DType> dispatch_dtype; ///< bf16 | fp8 | fp4 (nvfp4); unset: the model's
+  std::optional<models::DType> combine_dtype;  ///< bf16 | fp8 | fp4 (nvfp4); unset: the model's
+};
+
 struct Scenario {
   std::string file; ///< the YAML it came from
   std::string name; ///< file stem unless `name:` is given
@@ -136,6 +146,7 @@ struct Scenario {
   SchedulerConfig scheduler;
   ServingOptions serving;
   models::SpecDecodeSpec speculative; ///< speculative_config.* (vLLM --speculative-config); method none = off
+  PrecisionConfig precision;          ///< precision.* as written; `model` holds them applied
   int sweep_axes     = 0;             ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   std::uint64_t seed = 0;
   /** The scenario's text without what only the request stream reads (workload.num_prompts, max_concurrency, the
