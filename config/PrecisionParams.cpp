@@ -1,9 +1,9 @@
 /* dbosim — the precision section (docs/dimensions.md): the format each op class's linear layers run in, the KV-cache
  * dtype and the all-to-all payload dtypes. Unset keys keep the model's (its zoo `precision:` and `dtypes:`, or its
- * HuggingFace quantization_config). */
+ * HuggingFace quantization_config). A format the GPU cannot run is an input error naming the key. */
 #include "config/ParamHelpers.hpp"
 #include "config/YamlMap.hpp"
-#include "models/Quant.hpp"
+#include "models/Precision.hpp"
 
 #include <fmt/format.h>
 
@@ -85,6 +85,19 @@ ParamDecl dtype_param(const std::string& leaf, std::vector<std::pair<std::string
   return d;
 }
 
+/** The formats `hw` can run, for an error's valid list. */
+std::string runnable_quants(const models::HwProfile& hw)
+{
+  std::vector<std::string> ok;
+  for (const std::string& n : quant_choices()) {
+    WeightQuant q{};
+    models::parse_weight_quant(n, q);
+    if (models::quant_unsupported(hw, q).empty())
+      ok.push_back(n);
+  }
+  return fmt::format("on {}: {}", hw.name, fmt::join(ok, ", "));
+}
+
 } // namespace
 
 void add_precision_params(std::vector<ParamDecl>& p)
@@ -108,19 +121,41 @@ void add_precision_params(std::vector<ParamDecl>& p)
 
 void apply_precision(const YamlMap& root, const YamlMap& section, bool has_section, Scenario& s)
 {
-  (void)root;
-  (void)section;
-  (void)has_section;
   models::ModelSpec& m = s.model;
-  for (auto c = models::op_classes_begin(); c != models::op_classes_end(); ++c)
-    if (s.precision.ops.at(*c))
+  for (auto c = models::op_classes_begin(); c != models::op_classes_end(); ++c) {
+    const bool set = s.precision.ops.at(*c).has_value();
+    if (set)
       m.precision.at(*c) = s.precision.ops.at(*c);
+    const auto& q = m.precision.at(*c);
+    if (!q)
+      continue;
+    const std::string why = models::quant_unsupported(s.hw, *q);
+    if (why.empty())
+      continue;
+    if (set && has_section)
+      section.fail(models::op_class_name(*c), why, runnable_quants(s.hw));
+    root.fail("model",
+              fmt::format("model {} runs its {} in {}: {}", m.name, models::op_class_name(*c),
+                          models::weight_quant_name(*q), why),
+              fmt::format("precision.{}: {}", models::op_class_name(*c), runnable_quants(s.hw)));
+  }
   if (s.precision.kv_cache_dtype)
     m.kv_dtype = *s.precision.kv_cache_dtype;
   if (s.precision.dispatch_dtype)
     m.dispatch_dtype = *s.precision.dispatch_dtype;
   if (s.precision.combine_dtype)
     m.combine_dtype = *s.precision.combine_dtype;
+  const std::pair<const char*, DType> payloads[] = {{"dispatch_dtype", m.dispatch_dtype},
+                                                    {"combine_dtype", m.combine_dtype}};
+  for (const auto& [leaf, t] : payloads) {
+    const std::string why = models::payload_unsupported(s.hw, t);
+    if (why.empty())
+      continue;
+    if (has_section && section.has(leaf))
+      section.fail(leaf, why, "bf16, fp8");
+    root.fail("model", fmt::format("model {} sends {} payloads: {}", m.name, models::dtype_name(t), why),
+              fmt::format("precision.{}: bf16, fp8", leaf));
+  }
 }
 
 } // namespace dbosim

@@ -1,4 +1,4 @@
-/* The precision keys (docs/dimensions.md): read and validated. */
+/* The precision keys (docs/dimensions.md): read and validated, and checked against the GPU. */
 #include "TempDir.hpp"
 #include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -96,6 +96,23 @@ TEST_CASE("config::PrecisionParams: an unknown value is exit 2 at the key with t
   CHECK(d.find("bf16, fp8, nvfp4") != std::string::npos);
   const std::string unknown = error_of(scenario("b200", "precision:\n  experts: nvfp4\n"));
   CHECK(unknown.find("experts") != std::string::npos);
+}
+
+TEST_CASE("config::PrecisionParams: a format the GPU cannot run is exit 2 naming the key", "[quick]")
+{
+  // Hopper has no FP4 tensor cores (no peak_tflops.fp4 in the profile).
+  const std::string hopper = error_of(scenario("h200", "precision:\n  routed_experts: nvfp4\n"));
+  CHECK(hopper.find("precision.routed_experts") != std::string::npos);
+  CHECK(hopper.find("peak_tflops.fp4") != std::string::npos);
+  CHECK(hopper.find("on h200: bf16, fp8_block, fp8_tensor, w4a8") != std::string::npos);
+  CHECK(error_of(scenario("h200", "precision:\n  dispatch_dtype: nvfp4\n")).find("precision.dispatch_dtype") !=
+        std::string::npos);
+  // MI355X runs MXFP4, not NVIDIA's NVFP4.
+  const std::string amd = error_of(scenario("mi355x", "precision:\n  routed_experts: nvfp4\n"));
+  CHECK(amd.find("precision.routed_experts") != std::string::npos);
+  CHECK(amd.find("mxfp4") != std::string::npos);
+  CHECK(load(scenario("mi355x", "precision:\n  routed_experts: mxfp4\n")).model.precision.routed_experts ==
+        WeightQuant::mxfp4);
 }
 
 TEST_CASE("config::PrecisionParams: the keys are in --help-params", "[quick]")
