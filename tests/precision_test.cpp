@@ -1,9 +1,17 @@
-/* The precision keys (docs/dimensions.md): read and validated, and checked against the GPU. */
+/* The precision keys (docs/dimensions.md): read and validated, checked against the GPU, and priced: a format's bytes
+ * and peak move the GEMM, grouped-GEMM, all-to-all and KV-capacity terms; a scenario without them prices as before. */
 #include "TempDir.hpp"
 #include "base/InputError.hpp"
+#include "config/HwProfileLoader.hpp"
+#include "config/ModelLoader.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
-#include "models/Quant.hpp"
+#include "models/AttentionOps.hpp"
+#include "models/CommOps.hpp"
+#include "models/FfnOps.hpp"
+#include "models/KernelCost.hpp"
+#include "models/Precision.hpp"
+#include "serving/KvCapacity.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -51,6 +59,22 @@ std::string error_of(const std::string& yaml)
   return "";
 }
 
+/** The summed full-GPU time of the routed experts' grouped GEMMs at 64 decode tokens per rank. */
+double experts_us(const dbosim::Scenario& s, double* weight_bytes = nullptr)
+{
+  StepShape shape;
+  shape.tokens = shape.batch = 64;
+  shape.context_len          = 2048;
+  double us = 0, wb = 0;
+  for (const KernelWork& k : routed_mlp_kernels(s.model, s.parallel, shape))
+    if (k.name == "experts_gate_up" || k.name == "experts_down") {
+      us += kernel_time(s.hw, k).us;
+      wb += k.weight_bytes;
+    }
+  if (weight_bytes)
+    *weight_bytes = wb;
+  return us;
+}
 } // namespace
 
 TEST_CASE("config::PrecisionParams: every key is read into the model", "[quick]")
@@ -122,4 +146,54 @@ TEST_CASE("config::PrecisionParams: the keys are in --help-params", "[quick]")
        {"precision.attention", "precision.routed_experts", "precision.shared_experts", "precision.dense_mlp",
         "precision.lm_head", "precision.kv_cache_dtype", "precision.dispatch_dtype", "precision.combine_dtype"})
     CHECK(table.find(key) != std::string::npos);
+}
+
+TEST_CASE("models::Precision: the experts' priced time moves with their format", "[quick]")
+{
+  double fp8_b = 0, fp4_b = 0, legacy_b = 0;
+  const auto fp8    = load(scenario("b200", "precision: {routed_experts: fp8_block}\n"));
+  const auto fp4    = load(scenario("b200", "precision: {routed_experts: nvfp4}\n"));
+  const auto legacy = load(scenario("b200", ""));
+  const double t8 = experts_us(fp8, &fp8_b), t4 = experts_us(fp4, &fp4_b), t0 = experts_us(legacy, &legacy_b);
+  // NVFP4 reads 4 bits and one E4M3 scale per 16 values; FP8 block 8 bits and one fp32 per 128x128 block.
+  CHECK(fp4_b / fp8_b == Approx((0.5 + 1.0 / 16) / (1.0 + 4.0 / 16384)));
+  CHECK(t4 < t8); // decode experts are memory-bound on B200: fewer bytes, less time
+  // The zoo's FP8 dtype without precision: no scale bytes (as priced before the keys), the same kernels otherwise.
+  CHECK(legacy_b < fp8_b);
+  CHECK(legacy_b == Approx(fp8_b).epsilon(1e-3));
+  CHECK(t0 <= t8);
+  // The compute term follows the format's peak: at a compute-bound size NVFP4 runs at the FP4 peak.
+  const HwProfile hw = fp4.hw;
+  const KernelTime big4 =
+      kernel_time(hw, grouped_gemm_kernel("g", 65536, 32, 32, 4096, 7168, quant_format(WeightQuant::nvfp4)));
+  const KernelTime big8 =
+      kernel_time(hw, grouped_gemm_kernel("g", 65536, 32, 32, 4096, 7168, quant_format(WeightQuant::fp8_tensor)));
+  CHECK(big4.bound == Bound::compute);
+  CHECK(big8.us / big4.us ==
+        Approx(hw.peak_flops_per_s.at(DType::fp4) / hw.peak_flops_per_s.at(DType::fp8) * hw.gemm_efficiency /
+               (hw.gemm_fp8_efficiency > 0 ? hw.gemm_fp8_efficiency : hw.gemm_efficiency)));
+}
+
+TEST_CASE("models::Precision: dispatch and combine payloads carry their scales", "[quick]")
+{
+  ModelSpec m      = dbosim::load_model_zoo("deepseek-r1");
+  const double fp8 = dispatch_bytes_per_copy(m);
+  CHECK(fp8 == Approx(7168 * (1 + 4.0 / 128)));
+  m.dispatch_dtype = DType::fp4;
+  CHECK(dispatch_bytes_per_copy(m) == Approx(7168 * (0.5 + 1.0 / 16)));
+  m.combine_dtype = DType::fp4;
+  CHECK(combine_bytes_per_copy(m) == Approx(7168 * (0.5 + 1.0 / 16)));
+}
+
+TEST_CASE("serving::KvCapacity: kv_cache_dtype fp8 doubles the KV tokens against bf16", "[quick]")
+{
+  const auto b = dbosim::serving::kv_capacity(load(scenario("b200", "precision: {kv_cache_dtype: bf16}\n")));
+  const auto f = dbosim::serving::kv_capacity(load(scenario("b200", "precision: {kv_cache_dtype: fp8}\n")));
+  CHECK(f.kv_bytes_per_token == Approx(b.kv_bytes_per_token / 2));
+  CHECK(f.weight_bytes == b.weight_bytes);
+  CHECK(double(f.tokens()) / double(b.tokens()) == Approx(2.0).epsilon(0.002));
+  // NVFP4 experts leave more HBM to the KV cache than the checkpoint's FP8 ones.
+  const auto nv = dbosim::serving::kv_capacity(load(scenario("b200", "precision: {routed_experts: nvfp4}\n")));
+  CHECK(nv.weight_bytes < b.weight_bytes);
+  CHECK(nv.tokens() > b.tokens());
 }
