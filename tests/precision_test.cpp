@@ -137,6 +137,10 @@ TEST_CASE("config::PrecisionParams: a format the GPU cannot run is exit 2 naming
   CHECK(amd.find("mxfp4") != std::string::npos);
   CHECK(load(scenario("mi355x", "precision:\n  routed_experts: mxfp4\n")).model.precision.routed_experts ==
         WeightQuant::mxfp4);
+  // A quantized zoo checkpoint on a GPU that cannot run it: the error names `model`.
+  const std::string zoo = error_of(scenario("h200", "", "deepseek-r1-fp4"));
+  CHECK(zoo.find(": model: ") != std::string::npos);
+  CHECK(zoo.find("nvfp4") != std::string::npos);
 }
 
 TEST_CASE("config::PrecisionParams: the keys are in --help-params", "[quick]")
@@ -146,6 +150,18 @@ TEST_CASE("config::PrecisionParams: the keys are in --help-params", "[quick]")
        {"precision.attention", "precision.routed_experts", "precision.shared_experts", "precision.dense_mlp",
         "precision.lm_head", "precision.kv_cache_dtype", "precision.dispatch_dtype", "precision.combine_dtype"})
     CHECK(table.find(key) != std::string::npos);
+}
+
+TEST_CASE("models::Precision: the zoo's quantized checkpoints carry their formats", "[quick]")
+{
+  const ModelSpec fp4 = dbosim::load_model_zoo("deepseek-r1-fp4");
+  CHECK(fp4.precision.routed_experts == WeightQuant::nvfp4);
+  CHECK(fp4.precision.dense_mlp == WeightQuant::nvfp4);
+  CHECK(fp4.precision.attention == WeightQuant::bf16);
+  CHECK(fp4.kv_dtype == DType::fp8);
+  const ModelSpec mx = dbosim::load_model_zoo("deepseek-r1-mxfp4");
+  CHECK(mx.precision.routed_experts == WeightQuant::mxfp4);
+  CHECK(dbosim::load_model_zoo("deepseek-r1").precision == OpPrecision{});
 }
 
 TEST_CASE("models::Precision: the experts' priced time moves with their format", "[quick]")
