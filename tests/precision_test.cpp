@@ -11,6 +11,7 @@
 #include "models/FfnOps.hpp"
 #include "models/KernelCost.hpp"
 #include "models/Precision.hpp"
+#include "plan/EngineLaunches.hpp"
 #include "serving/KvCapacity.hpp"
 
 #include <catch2/catch.hpp>
@@ -159,8 +160,10 @@ TEST_CASE("models::Precision: the zoo's quantized checkpoints carry their format
   CHECK(fp4.precision.dense_mlp == WeightQuant::nvfp4);
   CHECK(fp4.precision.attention == WeightQuant::bf16);
   CHECK(fp4.kv_dtype == DType::fp8);
+  CHECK(dbosim::plan::model_id(fp4) == "nvidia/DeepSeek-R1-FP4"); // the launch text serves the quantized checkpoint
   const ModelSpec mx = dbosim::load_model_zoo("deepseek-r1-mxfp4");
   CHECK(mx.precision.routed_experts == WeightQuant::mxfp4);
+  CHECK(dbosim::plan::model_id(mx) == "amd/DeepSeek-R1-0528-MXFP4-ASQ");
   CHECK(dbosim::load_model_zoo("deepseek-r1").precision == OpPrecision{});
 }
 
