@@ -148,6 +148,20 @@ ModelSpec load_model_yaml(YamlMap& map)
   m.dispatch_dtype = dtype_at(dt, "dispatch");
   m.combine_dtype  = dtype_at(dt, "combine");
   dt.finish();
+  // Optional: the checkpoint's per-class formats (its quantization_config), priced with their scales.
+  if (map.has("precision")) {
+    YamlMap pr = map.get_map("precision");
+    const std::vector<std::string> names{"bf16", "fp8_block", "fp8_tensor", "nvfp4", "mxfp4", "w4a8"};
+    for (auto c = models::op_classes_begin(); c != models::op_classes_end(); ++c) {
+      const std::string leaf = models::op_class_name(*c);
+      if (!pr.has(leaf))
+        continue;
+      models::WeightQuant q{};
+      models::parse_weight_quant(pr.get_enum(leaf, names), q);
+      m.precision.at(*c) = q;
+    }
+    pr.finish();
+  }
   map.finish();
 
   if (auto p = cross_check(m)) {

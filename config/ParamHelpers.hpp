@@ -102,4 +102,9 @@ void add_speculative_params(std::vector<ParamDecl>& p);
 /** @brief The speculative keys' cross-key rules, reported at `section` (the speculative_config mapping, or the
  *  root when the scenario has none); run after every key is read. */
 void check_speculative_rules(const YamlMap& section, bool has_section, const Scenario& s);
+/** @brief The precision.* keys (docs/dimensions.md): config/PrecisionParams.cpp. */
+void add_precision_params(std::vector<ParamDecl>& p);
+/** @brief Applies the precision keys to s.model (the model's own formats where unset) and checks that s.hw runs each
+ *  format: an error at the key (in `section`) when the scenario set it, else at `model` of `root`. */
+void apply_precision(const YamlMap& root, const YamlMap& section, bool has_section, Scenario& s);
 } // namespace dbosim

@@ -10,6 +10,7 @@
 #include "models/SpecDecode.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace dbosim {
@@ -116,6 +117,15 @@ struct ServingOptions {
   bool operator==(const ServingOptions&) const = default;
 };
 
+/** @brief The precision.* keys as written (docs/dimensions.md); unset: the model's. Applied to Scenario::model on load
+ *  (config/PrecisionParams.cpp). */
+struct PrecisionConfig {
+  models::OpPrecision ops;                     ///< attention, routed_experts, shared_experts, dense_mlp, lm_head
+  std::optional<models::DType> kv_cache_dtype; ///< bf16 | fp8; unset: auto (the model's)
+  std::optional<models::DType> dispatch_dtype; ///< bf16 | fp8 | fp4 (nvfp4); unset: the model's
+  std::optional<models::DType> combine_dtype;  ///< bf16 | fp8 | fp4 (nvfp4); unset: the model's
+};
+
 /** @brief What a step needs: the model on its hardware, laid out and run as the scenario says (the parts of a
  *  Scenario a step plan, its costs and its draft read). A step's shape (models::StepShape) is given beside it, so
  *  one deployment prices any shape; the serving workload that chooses the shapes is the Scenario's. */
@@ -144,7 +154,8 @@ struct Scenario : Deployment {
   RequestWorkload requests;
   SchedulerConfig scheduler;
   ServingOptions serving;
-  int sweep_axes = 0; ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
+  PrecisionConfig precision; ///< precision.* as written; `model` holds them applied
+  int sweep_axes = 0;        ///< axes of the `sweep:` section (run by `dbosim sweep`; ignored by `dbosim run`)
   /** The scenario's text without what only the request stream reads (workload.num_prompts, max_concurrency, the
    *  random lengths and rate, trace; serving.step_trace, exact_samples) nor its name and sweep: two scenarios with the
    *  same fingerprint run the same step at every step shape, so a sweep or a plan simulates each shape once across

@@ -184,6 +184,7 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
     at("workload")
         .fail("random_prefix_len", "a trace gives whole prompts: no shared prefix is drawn for them", "0 with a trace");
   check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
+  apply_precision(root, at("precision"), sec.count("precision") > 0, s);
 
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
   auto& w           = s.step;

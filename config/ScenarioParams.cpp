@@ -213,6 +213,7 @@ std::vector<ParamDecl> build_params()
       "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
       [](Scenario & s) -> auto& { return s.execution.host_sync_after_comm; }));
   add_speculative_params(p);
+  add_precision_params(p);
   add_serving_params(p);
   return p;
 }

@@ -52,17 +52,18 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   const int qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
   const double t    = s.tokens;
   std::vector<KernelWork> out;
+  const LinearFormat attn_f = linear_format(m, OpClass::attention);
   out.push_back(fused_add_rmsnorm("input_layernorm", t, m.hidden));
   if (a.q_lora_rank > 0) {
     // vLLM fuses q_a_proj and kv_a_proj_with_mqa into one GEMM over the hidden state.
-    add_linear(out, "fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype,
+    add_linear(out, "fused_qkv_a_proj", t, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, attn_f,
                src_mla);
     out.push_back(launched_at(streaming_kernel("q_a_layernorm", t, a.q_lora_rank, 1, 1, "rmsnorm"), src_mla));
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
-    add_linear(out, "q_b_proj", t, h * qk_head, a.q_lora_rank, m.attn_dtype, src_mla);
+    add_linear(out, "q_b_proj", t, h * qk_head, a.q_lora_rank, attn_f, src_mla);
   } else {
-    add_linear(out, "q_proj", t, h * qk_head, m.hidden, m.attn_dtype, src_mla);
-    add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, m.attn_dtype, src_mla);
+    add_linear(out, "q_proj", t, h * qk_head, m.hidden, attn_f, src_mla);
+    add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, attn_f, src_mla);
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
   }
   if (s.phase == Phase::prefill) {
@@ -70,7 +71,7 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
     const double context_tokens = double(s.batch) * s.context_len;
     out.push_back(
         inside(launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim),
-                                       a.kv_lora_rank, m.attn_dtype),
+                                       a.kv_lora_rank, attn_f),
                            std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"),
                GraphSplit::attention));
   }
@@ -92,6 +93,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
   const double t    = s.tokens;
   const double kv_b = dtype_bytes(m.kv_dtype);
   std::vector<KernelWork> out;
+  const LinearFormat attn_f = linear_format(m, OpClass::attention);
   if (s.phase == Phase::decode) {
     // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
     // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
@@ -138,7 +140,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
                            "attention"),
                GraphSplit::attention));
   }
-  add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, m.attn_dtype, src_mla);
+  add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, attn_f, src_mla);
   add_a1_tail(out, m, t, moe_layer);
   return out;
 }
@@ -152,8 +154,9 @@ std::vector<KernelWork> gqa_a0(const ModelSpec& m, const ParallelSpec& par, cons
   const int kvh    = kv_heads_per_rank(g, par.tp);
   const double t   = s.tokens;
   std::vector<KernelWork> out;
+  const LinearFormat attn_f = linear_format(m, OpClass::attention);
   out.push_back(fused_add_rmsnorm("input_layernorm", t, m.hidden));
-  add_linear(out, "qkv_proj", t, (h + 2 * kvh) * g.head_dim, m.hidden, m.attn_dtype, src_gqa);
+  add_linear(out, "qkv_proj", t, (h + 2 * kvh) * g.head_dim, m.hidden, attn_f, src_gqa);
   out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + kvh) * g.head_dim, 1, 1, ""), src_rope));
   KernelWork cache = streaming_kernel("reshape_and_cache_flash", t, 2 * kvh * g.head_dim, 1, 0, "");
   if (t > 0)
@@ -171,6 +174,7 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
   const double t    = s.tokens;
   const double kv_b = dtype_bytes(m.kv_dtype);
   std::vector<KernelWork> out;
+  const LinearFormat attn_f = linear_format(m, OpClass::attention);
   KernelWork core;
   core.efficiency    = Efficiency::attention;
   core.compute_dtype = DType::bf16;
@@ -190,7 +194,7 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
   core.split        = GraphSplit::attention;
   core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
   out.push_back(core);
-  add_linear(out, "o_proj", t, m.hidden, h * g.head_dim, m.attn_dtype, src_gqa);
+  add_linear(out, "o_proj", t, m.hidden, h * g.head_dim, attn_f, src_gqa);
   add_a1_tail(out, m, t, moe_layer);
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include "models/All2AllModel.hpp"
 #include "models/BalancedRouting.hpp"
+#include "models/Precision.hpp"
 
 #include <fmt/format.h>
 
@@ -31,13 +32,20 @@ std::string kernels_launched(OpKind kind, All2AllBackend b)
 
 double dispatch_bytes_per_copy(const ModelSpec& m)
 {
+  if (m.dispatch_dtype == DType::fp4) // NVFP4 dispatch: one E4M3 scale per 16 values
+    return double(m.hidden) * payload_bytes_per_element(m.dispatch_dtype);
   double b = double(m.hidden) * dtype_bytes(m.dispatch_dtype);
   if (dtype_bytes(m.dispatch_dtype) <= 1.0)
     b += double(m.hidden) / scale_group_elements * scale_bytes;
   return b;
 }
 
-double combine_bytes_per_copy(const ModelSpec& m) { return double(m.hidden) * dtype_bytes(m.combine_dtype); }
+double combine_bytes_per_copy(const ModelSpec& m)
+{
+  if (m.combine_dtype == DType::fp4)
+    return double(m.hidden) * payload_bytes_per_element(m.combine_dtype);
+  return double(m.hidden) * dtype_bytes(m.combine_dtype);
+}
 
 OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par,
                        const StepShape& s, const CommSetup& comm)

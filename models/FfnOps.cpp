@@ -54,7 +54,8 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
   // other backends deliver tokens in arrival order, which the experts permute into expert-contiguous rows first and
   // un-permute and reduce (top-k weights) after.
   const bool masked     = par.ep > 1 && all2all_traits_of(par.backend).masked_expert_input;
-  const bool low_bits   = dtype_bytes(m.weight_dtype) < 2;
+  const LinearFormat f  = linear_format(m, OpClass::routed_experts);
+  const bool low_bits   = f.quantize_input;
   const char* src       = masked ? src_masked : src_contig;
   const std::string act = low_bits ? "experts_silu_mul_quant" : "experts_silu_mul";
   std::vector<KernelWork> out;
@@ -62,13 +63,13 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
     out.push_back(launched_at(streaming_kernel("experts_permute", l.rows, m.hidden, 1, 1, ""),
                               std::string(src) + " (permute rows to expert-contiguous order)"));
   out.push_back(launched_at(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts,
-                                                2 * l.intermediate, m.hidden, m.weight_dtype),
+                                                2 * l.intermediate, m.hidden, f),
                             src));
   // SiLU-and-mul, fused with the FP8 quantization of the down GEMM's input when the experts are 8-bit.
   out.push_back(launched_at(streaming_kernel(act, l.rows, l.intermediate, 2, 1, "silu_mul"), src));
-  out.push_back(launched_at(grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden,
-                                                l.intermediate, m.weight_dtype),
-                            src));
+  out.push_back(launched_at(
+      grouped_gemm_kernel("experts_down", l.rows, l.active_experts, l.local_experts, m.hidden, l.intermediate, f),
+      src));
   if (!masked)
     out.push_back(launched_at(streaming_kernel("experts_unpermute_reduce", l.rows, m.hidden, 1, 0, ""),
                               std::string(src) + " (un-permute and top-k weighted reduce)"));
@@ -76,15 +77,16 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
 }
 
 std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
-                                          const StepShape& s, int intermediate)
+                                          const StepShape& s, int intermediate, OpClass cls)
 {
-  const int width = intermediate / par.tp;
-  const double t  = s.tokens;
+  const LinearFormat f = linear_format(m, cls);
+  const int width      = intermediate / par.tp;
+  const double t       = s.tokens;
   std::vector<KernelWork> out;
-  add_linear(out, prefix + "_gate_up", t, 2 * width, m.hidden, m.weight_dtype, src_mlp);
+  add_linear(out, prefix + "_gate_up", t, 2 * width, m.hidden, f, src_mlp);
   out.push_back(launched_at(streaming_kernel(prefix + "_silu_mul", t, width, 2, 1, "silu_mul"),
                             "vllm/model_executor/layers/activation.py: SiluAndMul.forward"));
-  add_linear(out, prefix + "_down", t, m.hidden, width, m.weight_dtype, src_mlp);
+  add_linear(out, prefix + "_down", t, m.hidden, width, f, src_mlp);
   return out;
 }
 

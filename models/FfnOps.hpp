@@ -35,8 +35,9 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
                                            int redundant_experts = 0, double load = 1.0);
 
 /** @brief A dense SwiGLU MLP on all local tokens, intermediate width `intermediate` split over tp:
- *  gate_up GEMM -> SiLU-and-mul -> down GEMM. Used for the shared expert(s) and for dense layers' FFN. */
+ *  gate_up GEMM -> SiLU-and-mul -> down GEMM. Used for the shared expert(s) and for dense layers' FFN; `cls` names
+ *  which (its precision format: models/Precision.hpp). */
 std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
-                                          const StepShape& s, int intermediate);
+                                          const StepShape& s, int intermediate, OpClass cls = OpClass::dense_mlp);
 
 } // namespace dbosim::models

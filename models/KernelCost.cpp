@@ -60,7 +60,6 @@ std::string efficiency_name(Efficiency e)
   return "?";
 }
 
-double activation_in_bytes(DType weight_dtype) { return std::min(2.0, dtype_bytes(weight_dtype)); }
 } // namespace
 
 namespace {
@@ -222,39 +221,49 @@ KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
 
 KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType weight_dtype)
 {
+  return gemm_kernel(name, m, n, k, dtype_format(weight_dtype));
+}
+
+KernelWork gemm_kernel(const std::string& name, double m, int n, int k, const LinearFormat& f)
+{
   KernelWork w;
   w.name          = name;
-  w.compute_dtype = weight_dtype;
+  w.compute_dtype = f.compute;
   w.efficiency    = Efficiency::gemm;
-  w.table_family  = "gemm_" + dtype_name(weight_dtype);
+  w.table_family  = "gemm_" + f.table;
   w.table_dims    = {{"n", n}, {"k", k}};
   w.table_tokens  = m;
-  w.floor_family  = weight_dtype == DType::bf16 ? "gemm" : "gemm_fp8";
-  if (weight_dtype == DType::fp8)
-    w.table_prefer = "gemm_fp8_block";
+  w.floor_family  = f.floor;
+  w.table_prefer  = f.table_prefer;
   if (cost_explanations())
-    w.shape = fmt::format("M={:g} N={} K={} {}", m, n, k, dtype_name(weight_dtype));
+    w.shape = fmt::format("M={:g} N={} K={} {}", m, n, k, f.name);
   if (m <= 0)
     return w;
   w.flops        = 2.0 * m * n * k;
-  w.weight_bytes = double(n) * k * dtype_bytes(weight_dtype);
-  w.bytes        = w.weight_bytes + m * k * activation_in_bytes(weight_dtype) + m * n * activation_out_bytes;
+  w.weight_bytes = double(n) * k * f.weight_bytes;
+  w.bytes        = w.weight_bytes + m * k * f.activation_bytes + m * n * activation_out_bytes;
   return w;
 }
 
 KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
                                int k, DType weight_dtype)
 {
+  return grouped_gemm_kernel(name, rows, active_experts, local_experts, n, k, dtype_format(weight_dtype));
+}
+
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
+                               int k, const LinearFormat& f)
+{
   KernelWork w;
   w.name          = name;
-  w.compute_dtype = weight_dtype;
+  w.compute_dtype = f.compute;
   w.efficiency    = Efficiency::gemm;
-  w.table_family  = "grouped_gemm_" + dtype_name(weight_dtype);
+  w.table_family  = "grouped_gemm_" + f.table;
   w.table_dims    = {{"experts", local_experts}, {"n", n}, {"k", k}};
   w.floor_family  = "grouped_gemm";
   if (cost_explanations())
     w.shape = fmt::format("{:.4g} rows over {:.4g} of {} experts, N={} K={} {}", rows, active_experts, local_experts, n,
-                          k, dtype_name(weight_dtype));
+                          k, f.name);
   // The table loads every local expert with the same tokens; the kernel skips experts without tokens (DeepGEMM's
   // masked layout, CUTLASS grouped GEMMs), so it runs table(tokens per active expert) on the active share.
   const double active = std::clamp(active_experts, 0.0, double(local_experts));
@@ -263,8 +272,8 @@ KernelWork grouped_gemm_kernel(const std::string& name, double rows, double acti
   if (rows <= 0)
     return w;
   w.flops        = 2.0 * rows * n * k;
-  w.weight_bytes = active_experts * n * k * dtype_bytes(weight_dtype);
-  w.bytes        = w.weight_bytes + rows * k * activation_in_bytes(weight_dtype) + rows * n * activation_out_bytes;
+  w.weight_bytes = active_experts * n * k * f.weight_bytes;
+  w.bytes        = w.weight_bytes + rows * k * f.activation_bytes + rows * n * activation_out_bytes;
   return w;
 }
 
@@ -315,12 +324,23 @@ KernelWork activation_quant_kernel(const std::string& name, double rows, int wid
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
                 const std::string& source)
 {
-  if (dtype_bytes(weight_dtype) < 2)
-    out.push_back(launched_at(activation_quant_kernel(name + "_input_quant", m, k),
-                              "vllm/model_executor/layers/quantization/utils/fp8_utils.py: per_token_group_quant_fp8 "
-                              "(before " +
-                                  name + ")"));
-  out.push_back(launched_at(gemm_kernel(name, m, n, k, weight_dtype), source));
+  add_linear(out, name, m, n, k, dtype_format(weight_dtype), source);
+}
+
+void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, const LinearFormat& f,
+                const std::string& source)
+{
+  if (f.quantize_input) {
+    KernelWork q = activation_quant_kernel(name + "_input_quant", m, k);
+    if (f.quant_out_bytes > 0 && m > 0) // the format's values and scales out instead of vLLM's FP8 ones
+      q.bytes = streaming_kernel(q.name, m, k, 1, 0, "").bytes + m * k * f.quant_out_bytes;
+    out.push_back(launched_at(
+        q, f.quant_out_bytes > 0
+               ? fmt::format("the {} activation quantization (before {})", f.name, name)
+               : "vllm/model_executor/layers/quantization/utils/fp8_utils.py: per_token_group_quant_fp8 (before " +
+                     name + ")"));
+  }
+  out.push_back(launched_at(gemm_kernel(name, m, n, k, f), source));
 }
 
 KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family)

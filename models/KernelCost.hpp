@@ -5,6 +5,7 @@
 #pragma once
 #include "hw/HwProfile.hpp"
 #include "models/OpCost.hpp"
+#include "models/Precision.hpp"
 
 #include <map>
 #include <string>
@@ -74,12 +75,17 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
  *  it is 8-bit or less, as DeepGEMM/cuBLASLt FP8 GEMMs quantize them; bf16 otherwise), bf16 output.
  *  Table family gemm_<dtype>, dims {n, k}, axis m. */
 KernelWork gemm_kernel(const std::string& name, double m, int n, int k, DType weight_dtype);
+/** @brief The same GEMM in `f`'s format: its weight and activation bytes (scales included), its peak and families. */
+KernelWork gemm_kernel(const std::string& name, double m, int n, int k, const LinearFormat& f);
 
 /** @brief A grouped GEMM over `local_experts` experts of which `active_experts` (expected) receive tokens;
  *  `rows` token copies in total, each [1 x k] x [k x n]. Table family grouped_gemm_<dtype>, dims {experts, n, k},
  *  axis tokens per expert = rows / local_experts. */
 KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
                                int k, DType weight_dtype);
+/** @brief The same grouped GEMM in `f`'s format. */
+KernelWork grouped_gemm_kernel(const std::string& name, double rows, double active_experts, int local_experts, int n,
+                               int k, const LinearFormat& f);
 
 /** @brief A batched GEMM with one weight matrix per head (MLA's absorbed W_UK / W_UV): `rows` tokens x `heads`
  *  heads, each [1 x k] x [k x n]. No table family (none is calibrated); roofline only. */
@@ -97,6 +103,9 @@ KernelWork activation_quant_kernel(const std::string& name, double rows, int wid
 /** @brief A linear layer as a serving engine launches it: the activation quantization (8-bit weights) then the GEMM,
  *  each tagged with `source` (where vLLM launches it). */
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
+                const std::string& source);
+/** @brief The same linear layer in `f`'s format (its input quantization writes f.quant_out_bytes per element). */
+void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, const LinearFormat& f,
                 const std::string& source);
 
 /** @brief `w` tagged with the place a serving engine launches it (vLLM file: function) and its floor family. */

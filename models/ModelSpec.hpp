@@ -1,6 +1,7 @@
 /* dbosim — the architecture of an MoE decoder model, as a plain validated struct. */
 #pragma once
 #include "hw/DType.hpp"
+#include "models/Quant.hpp"
 
 #include <string>
 
@@ -48,6 +49,9 @@ struct ModelSpec {
   DType kv_dtype       = DType::bf16;
   DType dispatch_dtype = DType::fp8; ///< all-to-all dispatch payload (FP8 + 1 fp32 scale per 128 elements)
   DType combine_dtype  = DType::bf16;
+  /** Per op class, the `precision:` format (zoo `precision:` mapping, then the scenario's keys); unset: the dtypes
+   *  above, priced as before (models/Precision.hpp). */
+  OpPrecision precision;
 
   int num_moe_layers() const { return num_layers - first_k_dense; }
   bool operator==(const ModelSpec&) const = default;

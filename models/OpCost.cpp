@@ -202,7 +202,8 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   if (model.num_shared_experts > 0)
     out.ops.push_back(
         sum_kernels(hw, OpKind::S, "gemm",
-                    inside_moe_op(dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate))));
+                    inside_moe_op(dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate,
+                                                    OpClass::shared_experts))));
   if (all_to_all) {
     out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, hot));
     if (skewed)

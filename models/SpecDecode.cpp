@@ -76,7 +76,7 @@ std::vector<KernelWork> head_kernels(const ModelSpec& m, const ParallelSpec& par
   k.push_back(streaming_kernel("mtp_hnorm", t, m.hidden, 1, 1, "rmsnorm"));
   k.push_back(gemm_kernel("mtp_eh_proj", t, m.hidden, 2 * m.hidden, DType::bf16)); // nn.Linear: not quantized
   k.push_back(streaming_kernel("mtp_shared_head_norm", rows, m.hidden, 1, 1, "rmsnorm"));
-  k.push_back(gemm_kernel("mtp_lm_head", rows, vocab_per_rank, m.hidden, DType::bf16));
+  k.push_back(gemm_kernel("mtp_lm_head", rows, vocab_per_rank, m.hidden, linear_format(m, OpClass::lm_head)));
   k.push_back(streaming_kernel("mtp_argmax", rows, vocab_per_rank, 1, 0, ""));
   return k;
 }

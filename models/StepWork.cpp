@@ -20,8 +20,9 @@ std::vector<KernelWork> step_work_kernels(const ModelSpec& m, const ParallelSpec
                             std::string(src_model) + " (embed_tokens)", "gather"));
   out.push_back(launched_at(streaming_kernel("final_norm", t, m.hidden, 2, 1, "rmsnorm"),
                             std::string(src_model) + " (norm, fused residual add)"));
-  // The LM head is an unquantized BF16 linear in every zoo checkpoint (FP8 checkpoints leave it out).
-  out.push_back(launched_at(gemm_kernel("lm_head", sampling, vocab, m.hidden, DType::bf16),
+  // The LM head is an unquantized BF16 linear in every zoo checkpoint (FP8 and NVFP4 checkpoints leave it out) unless
+  // precision.lm_head sets a format.
+  out.push_back(launched_at(gemm_kernel("lm_head", sampling, vocab, m.hidden, linear_format(m, OpClass::lm_head)),
                             std::string(src_logits) + " (lm_head)"));
   // The sampler reads each sampled position's logits (fp32) at least once: greedy argmax or top-k/top-p.
   KernelWork sample = streaming_kernel("sampler", sampling, vocab, 2, 0, "");

@@ -1,6 +1,7 @@
 #include "serving/KvCapacity.hpp"
 
 #include "base/InputError.hpp"
+#include "models/Precision.hpp"
 
 #include <fmt/format.h>
 
@@ -36,14 +37,21 @@ double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSp
     const auto& g = m.gqa;
     attn          = h * (g.num_heads + 2.0 * g.num_kv_heads) * g.head_dim + g.num_heads * g.head_dim * h;
   }
-  const double tp            = p.tp;
-  const double attn_b        = attn / tp * dtype_bytes(m.attn_dtype);
-  const double w_b           = dtype_bytes(m.weight_dtype);
-  const double dense         = 3.0 * h * m.dense_intermediate / tp * w_b;
+  const double tp = p.tp;
+  using models::OpClass;
+  const double attn_b        = attn / tp * models::weight_bytes_per_element(m, OpClass::attention);
+  const double dense_b       = models::weight_bytes_per_element(m, OpClass::dense_mlp);
+  const double routed_b      = models::weight_bytes_per_element(m, OpClass::routed_experts);
+  const double shared_b      = models::weight_bytes_per_element(m, OpClass::shared_experts);
+  const double dense         = 3.0 * h * m.dense_intermediate / tp * dense_b;
   const double local_experts = std::ceil(double(m.num_routed_experts) / std::max(1, p.ep));
-  const double moe = local_experts * 3.0 * h * m.moe_intermediate * w_b + 3.0 * h * m.shared_intermediate / tp * w_b +
-                     h * m.num_routed_experts * 4.0; // fp32 router
-  const double embed = 2.0 * m.vocab * h / tp * 2.0; // embedding + lm_head, BF16
+  const double moe           = local_experts * 3.0 * h * m.moe_intermediate * routed_b +
+                     3.0 * h * m.shared_intermediate / tp * shared_b + h * m.num_routed_experts * 4.0; // fp32 router
+  // Embedding (BF16) and LM head (BF16 unless precision.lm_head sets a format).
+  const double embed =
+      m.precision.lm_head
+          ? m.vocab * h / tp * 2.0 + m.vocab * h / tp * models::weight_bytes_per_element(m, OpClass::lm_head)
+          : 2.0 * m.vocab * h / tp * 2.0;
   return m.num_layers * attn_b + m.first_k_dense * dense + m.num_moe_layers() * moe + embed;
 }
 
