@@ -224,6 +224,13 @@ int plan_command(const PlanOptions& opt)
   }
   if (!fs::exists(err.source))
     err.source = "";
+  // The report names the file without this machine's paths: the shipped baseline relative to the data folder, a
+  // plan's own uncertainty file relative to the plan file (as the plan names it).
+  else if (spec.uncertainty.empty())
+    err.source = fs::path(err.source).lexically_relative(data_dir()).string();
+  else
+    err.source =
+        fs::path(err.source).lexically_relative(fs::absolute(opt.plan).lexically_normal().parent_path()).string();
 
   fs::create_directories(opt.out_dir + "/plots");
   ReportPlots plots;
