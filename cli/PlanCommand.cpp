@@ -1,9 +1,11 @@
 #include "cli/PlanCommand.hpp"
 
 #include "base/AtomicFile.hpp"
+#include "base/ChildProcess.hpp"
 #include "base/InputError.hpp"
 #include "base/SelfExe.hpp"
 #include "cli/ServingCommand.hpp"
+#include "cli/StopOnSignal.hpp"
 #include "config/DataDir.hpp"
 #include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
@@ -14,6 +16,7 @@
 #include "plan/PlanReport.hpp"
 #include "validate/ErrorBand.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace dbosim::cli {
 namespace {
@@ -44,7 +48,8 @@ std::string hardware_of(const PlanSpec& spec, const PlanPoint& p)
   return fs::path(v.empty() ? spec.base["hardware"].as<std::string>() : v).stem().string();
 }
 
-/** This rank's points through the sweep runner; returns a JSON array of {index, status, serving}. */
+/** This rank's points through the sweep runner; returns a JSON array of {index, status, serving}: status "ok", "not
+ *  run" (a signal stopped the sweep first) or "failed". */
 json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const std::string& scratch, int jobs,
                const std::string& engine)
 {
@@ -58,9 +63,10 @@ json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const s
   so.engine   = engine;
   write_file_atomic(so.scenario, shard_sweep_yaml(spec, mine));
   sweep_command(so); // failed points are reported per point below
+  const bool stopped = StopOnSignal::requested() != 0;
   for (std::size_t j = 0; j < mine.size(); ++j) {
     const std::string summary = fmt::format("{}/points/{:04d}/summary.json", so.out_dir, j);
-    json r{{"index", mine[j].index}, {"status", "failed"}, {"serving", json::object()}};
+    json r{{"index", mine[j].index}, {"status", stopped ? "not run" : "failed"}, {"serving", json::object()}};
     if (fs::exists(summary)) {
       const json s = json::parse(read_text(summary));
       if (s.contains("serving")) {
@@ -88,12 +94,31 @@ std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std
   YAML::Emitter em;
   em << node;
   write_file_atomic(dir + "/scenario.yaml", std::string(em.c_str()) + "\n");
-  const std::string cmd =
-      fmt::format("'{}' run '{}/scenario.yaml' --out '{}' > '{}/log.txt' 2>&1", self_exe("dbosim plan"), dir, dir, dir);
   caption = fmt::format("One decode step of point {} ({} requests per DP rank, its mean in flight), the first 2 MoE "
                         "layers: compute and comm streams, each op coloured by micro-batch.",
                         rec.point.index, batch);
-  if (std::system(cmd.c_str()) != 0 || !fs::exists(dir + "/trace.json")) {
+  // A child of this process (not std::system, which ignores SIGINT while it waits): stopped with the plan.
+  const std::string exe = self_exe("dbosim plan");
+  sim::ChildProcess run([&]() -> std::string {
+    const int fd = open((dir + "/log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
+    const std::string yaml = dir + "/scenario.yaml";
+    execl(exe.c_str(), exe.c_str(), "run", yaml.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  });
+  std::optional<sim::ChildResult> ended;
+  while (!(ended = run.try_wait())) {
+    if (const int sig = StopOnSignal::requested()) {
+      run.kill(sig);
+      ended = run.wait();
+      break;
+    }
+    usleep(20000);
+  }
+  if (ended->exit_code != 0 || !fs::exists(dir + "/trace.json")) {
     caption = fmt::format("The step run of the recommended point failed (see {}/log.txt).", dir);
     return timeline_plot(out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no trace");
   }
@@ -116,11 +141,40 @@ PointLaunch launch_text(const PlanSpec& spec, const PointResult& rec, const std:
   }
 }
 
+/** What a stopped plan leaves: points.partial.csv (each point's values and whether it ran), no points.csv and no
+ *  report; returns the exit code, 128 + signal. */
+int stopped_plan(const PlanOptions& opt, const std::vector<PointResult>& results, int sig)
+{
+  std::string csv = "point";
+  if (!results.empty())
+    for (const std::string& k : results.front().point.keys)
+      csv += "," + k;
+  csv += ",status\n";
+  std::size_t ran = 0;
+  for (const PointResult& r : results) {
+    csv += fmt::format("{}", r.point.index);
+    for (const std::string& v : r.point.values)
+      csv += "," + (v.find_first_of(",\"") != std::string::npos ? "\"" + v + "\"" : v);
+    csv += "," + r.status + "\n";
+    ran += r.status != "not run";
+  }
+  for (const char* f : {"points.csv", "report.md", "report.html"})
+    fs::remove(opt.out_dir + "/" + f);
+  write_file_atomic(opt.out_dir + "/points.partial.csv", csv);
+  fmt::print(stderr,
+             "\ndbosim plan: stopped by signal {} ({} of {} points ran); wrote {}/points.partial.csv, no report\n", sig,
+             ran, results.size(), opt.out_dir);
+  return 128 + sig;
+}
+
 } // namespace
 
 int plan_command(const PlanOptions& opt)
 {
   const auto t0 = std::chrono::steady_clock::now();
+  const StopOnSignal stop; // a stopped plan writes no report (stopped_plan)
+  for (const char* f : {"points.csv", "report.md", "report.html", "points.partial.csv"})
+    fs::remove(opt.out_dir + "/" + f); // an earlier run's must not pass for this one's
   MpiSession mpi;
   const std::string scratch = fmt::format("{}/ranks/{}", opt.out_dir, mpi.rank());
   fs::remove_all(scratch);
@@ -145,12 +199,18 @@ int plan_command(const PlanOptions& opt)
   std::vector<PointResult> results(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     results[i] = {points[i], hardware_of(spec, points[i]), "failed", json::object()};
+  bool any_not_run = false;
   for (const std::string& text : all)
     for (const json& r : json::parse(text)) {
       const std::size_t i = r["index"].get<std::size_t>();
       results[i].status   = r["status"].get<std::string>();
       results[i].serving  = r["serving"];
+      any_not_run         = any_not_run || results[i].status == "not run";
     }
+  if (const int sig = StopOnSignal::requested())
+    return stopped_plan(opt, results, sig);
+  if (any_not_run) // another rank was stopped
+    return stopped_plan(opt, results, SIGINT);
   const PlanAnalysis an = analyse(spec, results);
 
   // The band is validate's e2e group (whole steps and serving runs against published deployments), read from the
@@ -164,8 +224,14 @@ int plan_command(const PlanOptions& opt)
   }
   if (!fs::exists(err.source))
     err.source = "";
+  // The report names the file without this machine's paths: the shipped baseline relative to the data folder, a
+  // plan's own uncertainty file relative to the plan file (as the plan names it).
+  else if (spec.uncertainty.empty())
+    err.source = fs::path(err.source).lexically_relative(data_dir()).string();
+  else
+    err.source =
+        fs::path(err.source).lexically_relative(fs::absolute(opt.plan).lexically_normal().parent_path()).string();
 
-  write_file_atomic(opt.out_dir + "/points.csv", points_csv(spec, results, an));
   fs::create_directories(opt.out_dir + "/plots");
   ReportPlots plots;
   plots.frontier = frontier_plot(opt.out_dir + "/plots", results, an);
@@ -185,8 +251,18 @@ int plan_command(const PlanOptions& opt)
         timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
   }
   const PointLaunch launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : PointLaunch{};
-  write_file_atomic(opt.out_dir + "/report.md", report_markdown(spec, results, an, err, launch));
-  write_file_atomic(opt.out_dir + "/report.html", report_html(spec, results, an, err, plots, launch));
+  // The three finished files last, each only while no signal came (one that comes between them removes them all).
+  const std::pair<const char*, std::string> finished[] = {
+      {"points.csv", points_csv(spec, results, an)},
+      {"report.md", report_markdown(spec, results, an, err, launch)},
+      {"report.html", report_html(spec, results, an, err, plots, launch)}};
+  for (const auto& [name, text] : finished) {
+    if (const int sig = StopOnSignal::requested())
+      return stopped_plan(opt, results, sig);
+    write_file_atomic(opt.out_dir + "/" + name, text);
+  }
+  if (const int sig = StopOnSignal::requested())
+    return stopped_plan(opt, results, sig);
 
   std::size_t ok = 0, slo_ok = 0;
   for (const auto& a : an.points) {

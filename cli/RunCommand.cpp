@@ -8,6 +8,7 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
 #include "plan/LaunchCommand.hpp"
+#include "serving/KvCapacity.hpp"
 #include "sim/output/OutputGuards.hpp"
 #include "sim/output/TraceSelection.hpp"
 
@@ -15,6 +16,36 @@
 #include <nlohmann/json.hpp>
 
 namespace dbosim::cli {
+
+namespace {
+
+/** @brief A note when the step's KV does not fit the DP rank's cache as vLLM sizes it (HBM x gpu_memory_utilization
+ *  less weights and activations: serving/KvCapacity): no engine would hold this batch at once. The step is still
+ *  priced (its kernels cost what they cost, a what-if the summary keeps), and the note says so; "" when it fits. */
+std::string kv_fit_note(const Scenario& s)
+{
+  std::string why;
+  try {
+    const serving::KvCapacity cap = serving::kv_capacity(s);
+    const long per_request        = (long(s.workload.context_len) + cap.block_size - 1) / cap.block_size;
+    const long need_blocks        = long(s.workload.batch) * per_request;
+    if (need_blocks <= cap.num_blocks)
+      return "";
+    why =
+        fmt::format("{} requests x {} tokens of context need {:.1f} GiB of KV per GPU, and the cache holds {:.1f} GiB "
+                    "({} tokens)",
+                    s.workload.batch, s.workload.context_len,
+                    double(need_blocks) * cap.block_size * cap.kv_bytes_per_token / (1L << 30),
+                    double(cap.tokens()) * cap.kv_bytes_per_token / (1L << 30), cap.tokens());
+  } catch (const InputError& e) {
+    why = e.what();
+  }
+  return fmt::format("note: this step's KV does not fit in HBM: {}; no engine would run this batch at once (the step "
+                     "is priced as given)\n",
+                     why);
+}
+
+} // namespace
 
 int run_command(const RunOptions& opt)
 {
@@ -42,6 +73,7 @@ int run_command(const RunOptions& opt)
   }
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
+  fmt::print(stderr, "{}", kv_fit_note(s));
   if (!opt.explain.empty())
     fmt::print("{}engine {}", explain_op(cost, opt.explain), engine_rules_text(engine_row(s.engine)));
 

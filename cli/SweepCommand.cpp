@@ -9,6 +9,7 @@
  * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. */
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
+#include "cli/StopOnSignal.hpp"
 
 #include "base/AtomicFile.hpp"
 #include "base/ChildProcess.hpp"
@@ -109,15 +110,18 @@ void remove_stale_points(const std::string& points_dir, std::size_t count)
   }
 }
 
-/** @brief An earlier run finished this point: the same point scenario, and a summary.json (written last, atomically).
- */
+/** @brief An earlier run finished this point: the same point scenario, and a summary.json (written last, atomically)
+ *  that parses as a JSON object. A missing, truncated or edited summary, or another scenario's, is run again. */
 bool finished_point(const std::string& dir, const std::string& yaml)
 {
   std::error_code ec;
   if (!fs::is_regular_file(dir + "/summary.json", ec) || !fs::is_regular_file(dir + "/scenario.yaml", ec))
     return false;
   try {
-    return read_input_file(dir + "/scenario.yaml") == yaml;
+    if (read_input_file(dir + "/scenario.yaml") != yaml)
+      return false;
+    const json summary = json::parse(read_input_file(dir + "/summary.json"), nullptr, false);
+    return summary.is_object() && !summary.empty();
   } catch (const InputError&) {
     return false;
   }
@@ -237,32 +241,6 @@ std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_
   return out;
 }
 
-/** @brief SIGINT and SIGTERM, while a sweep runs, only set a flag (the loop forwards them to the points). */
-class StopOnSignal {
-public:
-  StopOnSignal()
-  {
-    struct sigaction sa {};
-    sa.sa_handler = [](int sig) { signal_ = sig; };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignal()
-  {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&)            = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-  static int requested() { return signal_; }
-
-private:
-  static inline volatile std::sig_atomic_t signal_ = 0;
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
-
 /** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
  *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
 void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
@@ -331,6 +309,7 @@ int sweep_command(const SweepOptions& opt)
   const std::string exe                              = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
 
   remove_stale_points(opt.out_dir + "/points", points.size());
+  fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   std::vector<std::string> dirs;
   std::vector<int> rc(points.size(), -1);
   std::vector<std::string> fingerprint(points.size());

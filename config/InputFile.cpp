@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -72,6 +73,21 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes)
   }
   if (in.bad())
     throw InputError(path, "read error");
+  // Every input is text: a NUL (which cuts a C string, and so a number, short) or another control byte is refused
+  // where it stands, before any reader parses the bytes.
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if ((c >= 0x20 && c != 0x7F) || c == '\t' || c == '\n' || c == '\r')
+      continue;
+    const std::size_t start = bytes.rfind('\n', i == 0 ? 0 : i - 1);
+    const std::size_t line  = 1 + static_cast<std::size_t>(std::count(bytes.begin(), bytes.begin() + long(i), '\n'));
+    const std::size_t col   = start == std::string::npos ? i + 1 : i - start;
+    throw InputError(path, static_cast<int>(line), static_cast<int>(col), "",
+                     c == 0 ? std::string("a NUL byte: this is not a text file (inputs are UTF-8 text)")
+                            : fmt::format("control byte 0x{:02X}: inputs are UTF-8 text, whose only control bytes are "
+                                          "tab, CR and LF",
+                                          c));
+  }
   return bytes;
 }
 

@@ -112,6 +112,7 @@ ModelSpec load_model_yaml(YamlMap& map)
   m.hidden             = map.get_int("hidden", 1, max_dim);
   m.vocab              = map.get_int("vocab", 1, 1L << 24);
   m.dense_intermediate = map.get_int("dense_intermediate", 0, max_dim);
+  m.mtp_layers         = map.get_int("mtp_layers", 0, 16, 0);
   if (m.source.empty())
     map.fail("source", "must name where the numbers come from");
 
@@ -357,6 +358,7 @@ ModelSpec load_hf_config(const std::string& json_path)
   m.vocab              = r.get_int("vocab_size", 1, 1L << 24);
   m.dense_intermediate = r.get_int("intermediate_size", 1, max_dim);
   m.first_k_dense      = leading_dense_layers(r, m.num_layers);
+  m.mtp_layers         = r.get_int("num_nextn_predict_layers", 0, 16, 0);
 
   const std::string experts_key = r.first_of({"n_routed_experts", "num_experts", "num_local_experts"});
   if (experts_key.empty())

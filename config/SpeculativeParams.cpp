@@ -63,6 +63,20 @@ void check_speculative_rules(const YamlMap& section, bool has_section, const Sce
   if (n != 1 && n != sp.num_speculative_tokens)
     section.fail("acceptance_rate", fmt::format("{} values for {} draft positions", n, sp.num_speculative_tokens),
                  fmt::format("one value, or {} values (one per draft position)", sp.num_speculative_tokens));
+  if (s.model.mtp_layers <= 0)
+    section.fail(key("method"),
+                 fmt::format("{} drafts with the model's MTP module, and model {} has none (its "
+                             "num_nextn_predict_layers, mtp_layers in the zoo, is 0)",
+                             models::spec_method_name(sp.method), s.model.name),
+                 "none, or a model with an MTP module (deepseek-v3, deepseek-r1)");
+  // A single prefill step computes prompts: no request has a token to draft from yet, and vLLM runs no draft there
+  // (a serving run prices its own decode steps with the drafts).
+  const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
+  if (!serving && s.workload.phase == models::Phase::prefill)
+    section.fail(key("method"),
+                 fmt::format("{} drafts on decode steps, and this single step is a prefill (workload.phase)",
+                             models::spec_method_name(sp.method)),
+                 "none with phase: prefill, or phase: decode");
   if (s.model.num_moe_layers() <= 0)
     section.fail(key("method"),
                  fmt::format("the MTP module is shaped as the model's MoE layers; model {} has none", s.model.name),

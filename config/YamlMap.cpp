@@ -35,10 +35,6 @@ YAML::Node load_yaml_file(const std::string& path)
         path, line, col, "",
         fmt::format("byte 0x{:02X} is not valid UTF-8 (YAML files are UTF-8)", static_cast<unsigned char>(text[bad])));
   }
-  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
-    const auto [line, col] = line_col(text, nul);
-    throw InputError(path, line, col, "", "a NUL byte: this is not a text file (YAML files are UTF-8 text)");
-  }
   // A second document is found in the text (yaml-cpp's LoadAll can loop forever on some malformed inputs): a `---`
   // line after content, followed by more content.
   {

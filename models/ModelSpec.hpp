@@ -41,6 +41,7 @@ struct ModelSpec {
   int top_k               = 0;
   int moe_intermediate    = 0; ///< width of one routed expert
   int shared_intermediate = 0; ///< total width of the shared expert(s); 0 when none
+  int mtp_layers          = 0; ///< MTP (next-token prediction) modules the checkpoint ships: num_nextn_predict_layers
   AttentionKind attention = AttentionKind::mla;
   MlaSpec mla;
   GqaSpec gqa;

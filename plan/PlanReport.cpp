@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -50,7 +51,12 @@ Table points_table(const PlanSpec& spec, const std::vector<PointResult>& rs, con
   t.header = {"point"};
   if (!rs.empty())
     t.header.insert(t.header.end(), rs.front().point.keys.begin(), rs.front().point.keys.end());
-  t.header.insert(t.header.end(), {"hardware", "status"});
+  // One hardware column: the swept key's when hardware is an axis, else the base's profile.
+  const bool hw_swept = !rs.empty() && std::find(rs.front().point.keys.begin(), rs.front().point.keys.end(),
+                                                 "hardware") != rs.front().point.keys.end();
+  if (!hw_swept)
+    t.header.push_back("hardware");
+  t.header.push_back("status");
   const auto cols = metric_columns(spec);
   t.header.insert(t.header.end(), cols.begin(), cols.end());
   t.header.insert(t.header.end(), {"slo_ok", "replicas", "gpus_for_demand", "gpu_hours_per_mtok", "capacity_margin",
@@ -62,7 +68,8 @@ Table points_table(const PlanSpec& spec, const std::vector<PointResult>& rs, con
       const std::string& key = rs[i].point.keys[k];
       row.push_back(key == "hardware" || key == "model" ? hw_name(rs[i].point.values[k]) : rs[i].point.values[k]);
     }
-    row.push_back(hw_name(rs[i].hardware));
+    if (!hw_swept)
+      row.push_back(hw_name(rs[i].hardware));
     row.push_back(rs[i].status);
     for (const std::string& c : cols)
       row.push_back(a.ok ? num(metric(rs[i], c)) : "");

@@ -120,8 +120,10 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
   const std::string point_file = (std::filesystem::path(scratch_dir) / "plan_point.yaml").string();
   for (const PlanPoint& p : enumerate_points(spec)) {
     write_file_atomic(point_file, point_yaml(spec, p));
+    bool serving = false;
     try {
-      load_scenario(point_file);
+      const Scenario s = load_scenario(point_file);
+      serving          = s.requests.num_prompts > 0 || !s.requests.trace.empty();
     } catch (const InputError& e) {
       std::string what = e.what();
       if (what.rfind(point_file, 0) == 0)
@@ -139,6 +141,13 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
       throw InputError(path, axis->origin.line, axis->origin.col, "sweep",
                        fmt::format("point {} ({}) is not a valid scenario: {}", p.index, p.label(), what));
     }
+    if (!serving) // a plan's SLOs and demand are serving metrics: a single step has none
+      (top.has("workload") ? top.get_map("workload") : top)
+          .fail(top.has("workload") ? "num_prompts" : "workload",
+                fmt::format("point {} ({}) has no serving workload, and a plan's SLOs and demand are serving "
+                            "metrics",
+                            p.index, p.label()),
+                "workload.num_prompts >= 1, or workload.trace");
   }
   std::filesystem::remove(point_file);
   return spec;

@@ -2,6 +2,7 @@
  * hardware, the Pareto frontier and the DBO gain over the twin point. */
 #include "TempDir.hpp"
 #include "plan/PlanAnalysis.hpp"
+#include "plan/PlanReport.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -82,4 +83,16 @@ TEST_CASE("plan analysis: no point meets the SLOs, failed points count for nothi
   CHECK(an.best_per_hw.empty());
   CHECK_FALSE(an.points[1].ok);
   CHECK_FALSE(an.points[0].dbo_gain);
+}
+
+TEST_CASE("plan analysis: points.csv has one hardware column when hardware is swept", "[quick][plan]")
+{
+  const std::vector<PointResult> rs{result(0, "h200", "false", 8, 4000, 20, 40),
+                                    result(1, "b200", "false", 8, 5000, 18, 45)};
+  const PlanSpec spec      = spec_with(10000, 50);
+  const std::string csv    = points_csv(spec, rs, analyse(spec, rs));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(header.rfind("point,hardware,overlap.enable_dbo,status,", 0) == 0);
+  CHECK(header.find("hardware") == header.rfind("hardware"));
+  CHECK(csv.find("\n1,b200,false,ok,") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks a plan report in headless Chromium: the page renders (DOM dumped after load), every plot figure holds a
-# drawn SVG, and the browser logged no console error. Writes a screenshot next to the logs.
+# drawn SVG, the browser logged no console error, and no path of this checkout appears. Writes a screenshot next
+# to the logs.
 # usage: plan_report_check.sh REPORT.html WORKDIR      exit 0: ok; 1: a check failed (said on stderr)
 set -u
 html=$(realpath "$1"); work=$2
@@ -23,6 +24,9 @@ for id in plot-frontier plot-itl plot-ttft plot-timeline; do
   fi
 done
 grep -q 'id="recommendation"' "$work/dom.html" || { echo "plan_report_check: no recommendation" >&2; fail=1; }
+# No machine path: the report is shared; the checkout's folder (the one this script lives in) must not appear.
+checkout=$(cd "$(dirname "$0")/.." && pwd)
+! grep -qF "$checkout/" "$html" || { echo "plan_report_check: the report names the checkout's path $checkout" >&2; fail=1; }
 # Console messages and page errors: Chromium logs them as ":CONSOLE(line)" or "Uncaught".
 if grep -E ':CONSOLE|Uncaught|ERROR:.*(javascript|Refused|net::ERR_FILE)' "$work/console.log" | grep -viE 'dbus|gcm|sandbox' \
   > "$work/console_errors.txt"; then
