@@ -27,14 +27,14 @@ std::string kv_fit_note(const Scenario& s)
   std::string why;
   try {
     const serving::KvCapacity cap = serving::kv_capacity(s);
-    const long per_request        = (long(s.workload.context_len) + cap.block_size - 1) / cap.block_size;
-    const long need_blocks        = long(s.workload.batch) * per_request;
+    const long per_request        = (long(s.step.context_len) + cap.block_size - 1) / cap.block_size;
+    const long need_blocks        = long(s.step.batch) * per_request;
     if (need_blocks <= cap.num_blocks)
       return "";
     why =
         fmt::format("{} requests x {} tokens of context need {:.1f} GiB of KV per GPU, and the cache holds {:.1f} GiB "
                     "({} tokens)",
-                    s.workload.batch, s.workload.context_len,
+                    s.step.batch, s.step.context_len,
                     double(need_blocks) * cap.block_size * cap.kv_bytes_per_token / (1L << 30),
                     double(cap.tokens()) * cap.kv_bytes_per_token / (1L << 30), cap.tokens());
   } catch (const InputError& e) {

@@ -72,7 +72,7 @@ void check_speculative_rules(const YamlMap& section, bool has_section, const Sce
   // A single prefill step computes prompts: no request has a token to draft from yet, and vLLM runs no draft there
   // (a serving run prices its own decode steps with the drafts).
   const bool serving = s.requests.num_prompts > 0 || !s.requests.trace.empty();
-  if (!serving && s.workload.phase == models::Phase::prefill)
+  if (!serving && s.step.phase == models::Phase::prefill)
     section.fail(key("method"),
                  fmt::format("{} drafts on decode steps, and this single step is a prefill (workload.phase)",
                              models::spec_method_name(sp.method)),
