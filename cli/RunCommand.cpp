@@ -31,12 +31,11 @@ std::string kv_fit_note(const Scenario& s)
     const long need_blocks        = long(s.step.batch) * per_request;
     if (need_blocks <= cap.num_blocks)
       return "";
-    why =
-        fmt::format("{} requests x {} tokens of context need {:.1f} GiB of KV per GPU, and the cache holds {:.1f} GiB "
-                    "({} tokens)",
-                    s.step.batch, s.step.context_len,
-                    double(need_blocks) * cap.block_size * cap.kv_bytes_per_token / (1L << 30),
-                    double(cap.tokens()) * cap.kv_bytes_per_token / (1L << 30), cap.tokens());
+    why = fmt::format(
+        "{} requests x {} tokens of context need {:.1f} GiB of KV per GPU, and the cache holds {:.1f} GiB "
+        "({} tokens)",
+        s.step.batch, s.step.context_len, double(need_blocks) * cap.block_size * cap.kv_bytes_per_token / (1L << 30),
+        double(cap.tokens()) * cap.kv_bytes_per_token / (1L << 30), cap.tokens());
   } catch (const InputError& e) {
     why = e.what();
   }
