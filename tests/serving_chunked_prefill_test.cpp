@@ -52,7 +52,7 @@ TEST_CASE("serving::ServingSim: each prefill chunk is costed at its own offset, 
   // The chunks: 2048 new tokens each, over 2048, 4096, 6144 and 8192 keys (all of them context grid points).
   std::vector<StepTime> chunk;
   for (int k = 0; k < 4; ++k) {
-    const StepKey want{models::Phase::prefill, 2048, 1, 2048 * (k + 1)};
+    const StepKey want{{models::Phase::prefill, 2048, 1, 2048 * (k + 1)}};
     CHECK(res.steps[static_cast<std::size_t>(k)].exact == want);
     CHECK(res.steps[static_cast<std::size_t>(k)].bucketed == want);
     chunk.push_back(oracle.simulate({want}).at(0));

@@ -48,7 +48,7 @@ TEST_CASE("serving::EngineOracle: at concurrency 1 the ITL is the engine's batch
   EngineOracle oracle(s, 2);
   StepCache cache;
   const ServingResult res = run_serving(p, make_requests(s.requests, s.seed), 1, oracle, cache);
-  const StepKey key       = p.buckets.bucket({models::Phase::decode, 1, 1, 301});
+  const StepKey key       = p.buckets.bucket({{models::Phase::decode, 1, 1, 301}});
   const StepTime t        = oracle.simulate({key}).at(0);
   CHECK(t.ubatches == 1); // one token is below DBO's decode threshold
   CHECK(t.cuda_graph);
@@ -63,7 +63,7 @@ TEST_CASE("serving::EngineOracle: a step whose DP ranks do not all reach the DBO
   test::TempDir dir;
   const Scenario s = load_scenario(dir.write("s.yaml", serving_yaml));
   EngineOracle oracle(s, 2);
-  StepKey key{models::Phase::decode, 64, 64, 512};
+  StepKey key{{models::Phase::decode, 64, 64, 512}};
   const StepTime split = oracle.simulate({key}).at(0);
   key.dp_unsplit       = true;
   const StepTime whole = oracle.simulate({key}).at(0);
@@ -71,7 +71,7 @@ TEST_CASE("serving::EngineOracle: a step whose DP ranks do not all reach the DBO
   CHECK(whole.ubatches == 1); // another rank below it: vLLM micro-batches no rank
   CHECK(whole.step_us != split.step_us);
   CHECK(oracle.rank_work(key).attention_us !=
-        oracle.rank_work(StepKey{models::Phase::decode, 64, 64, 512}).attention_us);
+        oracle.rank_work(StepKey{{models::Phase::decode, 64, 64, 512}}).attention_us);
 }
 
 TEST_CASE("serving::KvCapacity: MLA stores one latent per token and layer, weights and activations come off HBM",

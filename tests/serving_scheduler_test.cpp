@@ -35,7 +35,7 @@ TEST_CASE("serving::ServingSim: at concurrency 1 every ITL is the batch-1 decode
   for (const LiveRequest& l : res.live) {
     REQUIRE(l.itl_s.size() == 19);
     for (std::size_t k = 0; k < l.itl_s.size(); ++k) {
-      StepKey key{models::Phase::decode, 1, 1, 200 + static_cast<int>(k) + 1}; // KV after the step
+      StepKey key{{models::Phase::decode, 1, 1, 200 + static_cast<int>(k) + 1}}; // KV after the step
       const double expected_us = o.time_us(p.buckets.bucket(key)) + p.host_gap_us;
       CHECK(l.itl_s[k] * 1e6 == Approx(expected_us).epsilon(1e-9));
       ++n;
@@ -283,7 +283,7 @@ TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the s
   ServingParams p              = small_params();
   p.scheduler.async_scheduling = true;
   const ServingResult hidden   = run(p, fixed_requests(1, 100, 5), 1, o);
-  const StepKey key            = p.buckets.bucket({models::Phase::decode, 1, 1, 101});
+  const StepKey key            = p.buckets.bucket({{models::Phase::decode, 1, 1, 101}});
   CHECK(hidden.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key)).epsilon(1e-12));
   p.host_gap_us            = 5000; // a scheduler slower than the GPU step: only the excess shows
   const ServingResult slow = run(p, fixed_requests(1, 100, 5), 1, o);

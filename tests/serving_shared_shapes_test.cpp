@@ -68,8 +68,9 @@ TEST_CASE("serving::EngineOracle: the replay oracle gives SimGrid's step times, 
       dir.write("t.yaml", scenario_text(", num_prompts: 5, max_concurrency: 2",
                                         "enable_dbo: true, all2all_backend: deepep_low_latency", 424242)));
   REQUIRE(s.step_fingerprint == twin.step_fingerprint);
-  const std::vector<StepKey> keys{
-      {models::Phase::decode, 64, 64, 1024}, {models::Phase::decode, 8, 8, 512}, {models::Phase::prefill, 512, 2, 256}};
+  const std::vector<StepKey> keys{{{models::Phase::decode, 64, 64, 1024}},
+                                  {{models::Phase::decode, 8, 8, 512}},
+                                  {{models::Phase::prefill, 512, 2, 256}}};
   EngineOracle sg(s, 2, {}, sim::EngineKind::simgrid);
   EngineOracle fast(s, 2, {}, sim::EngineKind::replay, true);
   const std::vector<StepTime> a = sg.simulate(keys);

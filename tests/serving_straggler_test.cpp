@@ -275,7 +275,7 @@ seed: 3
   single.requests.num_prompts = 0;
   CHECK(sim::comm_setup(single, 0).expert_load == models::ExpertLoadModel::eplb_residual);
 
-  const StepKey key{models::Phase::decode, 16, 16, 1024};
+  const StepKey key{{models::Phase::decode, 16, 16, 1024}};
   auto plan_of           = [&](const Scenario& s) { return sim::build_step_plan(s, key, sim::model_cost_source(s)); };
   const sim::StepPlan pr = plan_of(residual);
   const sim::StepPlan pi = plan_of(ideal);
@@ -297,7 +297,7 @@ seed: 3
   CHECK(pr.expert_spin_us >= (mlp_r->duration_us - mlp_i->duration_us) * (pr.num_layers - pr.first_k_dense));
   // Each rank's own work at a key: attention over its KV, more with a longer KV; the same step work.
   const RankWork w_short = rank_work_here(residual, key);
-  const RankWork w_long  = rank_work_here(residual, StepKey{models::Phase::decode, 16, 16, 4096});
+  const RankWork w_long  = rank_work_here(residual, StepKey{{models::Phase::decode, 16, 16, 4096}});
   CHECK(w_short.attention_us > 0);
   CHECK(w_long.attention_us > w_short.attention_us);
   CHECK(w_long.step_work_us == w_short.step_work_us);

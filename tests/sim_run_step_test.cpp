@@ -86,7 +86,7 @@ TEST_CASE("sim::run_step: the serving oracle's steps are checked too", "[quick]"
 {
   test::TempDir dir;
   const Scenario s = load_scenario(dir.write("s.yaml", partitioned_yaml));
-  const serving::StepKey key{models::Phase::decode, 128, 128, 4096};
+  const serving::StepKey key{{models::Phase::decode, 128, 128, 4096}};
   SECTION("a sound replay gives a step time")
   {
     serving::EngineOracle oracle(s, 1);

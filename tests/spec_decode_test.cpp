@@ -203,7 +203,7 @@ TEST_CASE("serving::ServingSim: with MTP a chunk carries the accepted tokens, TP
     double sum_s = 0;
     for (std::size_t k = 0; k < l.itl_s.size(); ++k) {
       // KV after the step: the prompt, the first token, then 2 per step (the rejected draft never counts).
-      const StepKey key{models::Phase::decode, 2, 1, 200 + 2 * static_cast<int>(k) + 2};
+      const StepKey key{{models::Phase::decode, 2, 1, 200 + 2 * static_cast<int>(k) + 2}};
       CHECK(l.itl_s[k] * 1e6 == Approx(o.time_us(p.buckets.bucket(key)) + p.host_gap_us).epsilon(1e-9));
       sum_s += l.itl_s[k];
     }
