@@ -53,6 +53,13 @@ struct LiveRequest {
   bool decoding() const { return generated > 0 && num_tokens() - computed == 1; }
 };
 
+/** @brief The KV a request holds at its longest: prompt, every output token, and the drafts verified with its last
+ *  token (speculative decoding). */
+inline int lifetime_tokens(const Request& r, const models::SpecDecodeSpec& spec)
+{
+  return r.input_len + r.output_len + spec.tokens_per_request() - 1;
+}
+
 /** @brief What one rank runs in one step. */
 struct RankStep {
   std::vector<LiveRequest*> scheduled;
@@ -96,12 +103,7 @@ private:
   long blocks_for(long tokens) const { return (tokens + cfg_.block_size - 1) / cfg_.block_size; }
   /** The whole blocks of the shared prefix that r's prompt starts with (what the rank can cache of it). */
   long prefix_whole_blocks(const LiveRequest* r) const { return r->req->prefix_len / cfg_.block_size; }
-  /** @brief The KV a request holds at its longest: prompt, every output token, and the drafts verified with its
-   *  last token (speculative decoding). */
-  int lifetime_tokens(const LiveRequest* r) const
-  {
-    return r->req->input_len + r->req->output_len + spec_.tokens_per_request() - 1;
-  }
+  int lifetime_tokens(const LiveRequest* r) const { return serving::lifetime_tokens(*r->req, spec_); }
 
   const SchedulerConfig& cfg_;
   std::deque<LiveRequest*> waiting_;

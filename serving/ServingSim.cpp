@@ -349,11 +349,9 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
                           StepTimeOracle& oracle, StepCache& cache)
 {
   const long blocks_needed_max = [&] {
-    long m            = 0;
-    const long drafts = p.speculative.tokens_per_request() - 1; // the last step's drafts hold KV slots too
+    long m = 0;
     for (const Request& r : requests)
-      m = std::max(m,
-                   (long(r.input_len) + r.output_len + drafts + p.scheduler.block_size - 1) / p.scheduler.block_size);
+      m = std::max(m, (long(lifetime_tokens(r, p.speculative)) + p.scheduler.block_size - 1) / p.scheduler.block_size);
     return m;
   }();
   for (const Request& r : requests) {

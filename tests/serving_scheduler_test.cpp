@@ -23,6 +23,17 @@ ServingResult run(const ServingParams& p, std::vector<Request> reqs, int conc, C
   return run_serving(p, std::move(reqs), conc, o, cache);
 }
 
+/** 64 requests of 150-450 prompt and 100-300 output tokens, sent at once. */
+std::vector<Request> ragged_requests()
+{
+  RequestWorkload w;
+  w.num_prompts        = 64;
+  w.random_input_len   = 300;
+  w.random_output_len  = 200;
+  w.random_range_ratio = 0.5;
+  return make_requests(w, 11);
+}
+
 } // namespace
 
 TEST_CASE("serving::ServingSim: at concurrency 1 every ITL is the batch-1 decode step plus the host gap", "[quick]")
@@ -102,12 +113,7 @@ TEST_CASE("serving::ServingMetrics: p99 >= p90 >= median for every latency", "[q
 
 TEST_CASE("serving::RankScheduler: preemption happens when and only when the KV cache overflows", "[quick]")
 {
-  RequestWorkload w;
-  w.num_prompts        = 64;
-  w.random_input_len   = 300;
-  w.random_output_len  = 200;
-  w.random_range_ratio = 0.5;
-  const auto reqs      = make_requests(w, 11);
+  const auto reqs = ragged_requests();
   ClosedFormOracle o;
   ServingParams roomy     = small_params(1, 1 << 20);
   const ServingResult big = run(roomy, reqs, 0, o);
@@ -130,12 +136,7 @@ TEST_CASE("serving::RankScheduler: under reserve a request starts only when its 
           "preempted",
           "[quick]")
 {
-  RequestWorkload w;
-  w.num_prompts        = 64;
-  w.random_input_len   = 300;
-  w.random_output_len  = 200;
-  w.random_range_ratio = 0.5;
-  const auto reqs      = make_requests(w, 11);
+  const auto reqs = ragged_requests();
   ClosedFormOracle o;
   const long peak     = run(small_params(1, 1 << 20), reqs, 0, o).peak_kv_blocks;
   ServingParams tight = small_params(1, peak / 2); // preempt thrashes here
@@ -148,7 +149,9 @@ TEST_CASE("serving::RankScheduler: under reserve a request starts only when its 
   for (const LiveRequest& l : res.live) {
     CHECK(l.generated == l.req->output_len);
     CHECK(l.preemptions == 0);
-    most_lifetime_blocks = std::max(most_lifetime_blocks, long((l.req->input_len + l.req->output_len + 15) / 16));
+    const long block = tight.scheduler.block_size;
+    most_lifetime_blocks =
+        std::max(most_lifetime_blocks, (lifetime_tokens(*l.req, tight.speculative) + block - 1) / block);
   }
   // Reserved blocks are held from admission: the cache fills to within one request's reservation.
   CHECK(res.peak_kv_blocks > peak / 2 - most_lifetime_blocks);
