@@ -28,7 +28,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 QUICK = "--quick" in sys.argv
 JOBS = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else max(1, (os.cpu_count() or 2) - 1)
-DG_COMMIT = os.environ.get("DG_COMMIT", "unknown")
+# the commits of the DeepGEMM tree and its CUTLASS, carried by every record (kernels/deepgemm_on_gpu.sh requires them)
+DG_COMMIT = os.environ.get("DG_COMMIT", "")
+DG_CUTLASS_COMMIT = os.environ.get("DG_CUTLASS_COMMIT", "")
+if __name__ == "__main__" and "--timing-check" not in sys.argv and not (DG_COMMIT and DG_CUTLASS_COMMIT):
+    raise SystemExit("set DG_COMMIT and DG_CUTLASS_COMMIT (the commits of DG_SRC and its CUTLASS): records carry them")
 
 # DeepSeek-V3/R1 FP8 linear layers (n, k): q_a+kv_a fused, q_b, kv_b, o_proj, shared/dense MLP up and down
 DENSE = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048), (36864, 7168),
@@ -178,7 +182,7 @@ def main():
         print(f"  {ck}: {err}", flush=True)
     tsk.FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     n_env = tsk.env_record(raw, script="kernels/deepgemm_kernels.py", timing=tsk.TIMING,
-                           extra={"deepgemm_commit": DG_COMMIT})
+                           extra={"deepgemm_commit": DG_COMMIT, "cutlass_commit": DG_CUTLASS_COMMIT})
     names = {"dense": "DeepGEMM gemm_fp8_fp8_bf16_nt", "masked": "DeepGEMM m_grouped_gemm_fp8_fp8_bf16_nt_masked",
              "contig": "DeepGEMM m_grouped_gemm_fp8_fp8_bf16_nt_contiguous"}
     for (p, fam, params), ck in zip(todo, cfg_of_point):
@@ -190,7 +194,7 @@ def main():
             print(f"  {p}: setup failed: {ex}", flush=True)
             continue
         cfg = ck[4]
-        impl = f"{names[p[0]]} @{DG_COMMIT}; rows padded to {rows}; block_m={cfg[0]} block_n={cfg[1]} stages={cfg[2]}"
+        impl = f"{names[p[0]]} @{DG_COMMIT} (CUTLASS {DG_CUTLASS_COMMIT[:7]}); rows padded to {rows}; block_m={cfg[0]} block_n={cfg[1]} stages={cfg[2]}"
         rec = tsk.record(raw, fam, params, impl, run)
         if rec and rec.get("status") == "ok":
             print(f"  {fam} {params}: {rec['us']:.2f} us ({time.time() - t0:.0f} s)", flush=True)

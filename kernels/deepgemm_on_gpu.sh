@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
 # Measures DeepSeek's FP8 GEMMs with DeepGEMM on this GPU and appends the records to RAW (kernels/deepgemm_kernels.py
-# says which). DG_SRC: a DeepGEMM checkout whose JIT compiles with nvcc (the Python-JIT versions of 2025, e.g.
-# commit 55ab91f, the one whose README figures validate/cases/deepgemm.yaml holds); CUTLASS: its include folder
-# (DeepGEMM's third-party/cutlass/include by default). Usage: DG_SRC=DIR kernels/deepgemm_on_gpu.sh RAW [--quick]
-# DG_SCRIPT: another script of kernels/ to run in the same environment (default deepgemm_kernels.py; e.g.
-# deepgemm_sm_scaling.py, the SM-count curves of the same kernels).
+# says which). calibrate/run_on_gpu.sh runs it (stages deepgemm and deepgemm_sm); by hand:
+#   DG_SRC=DIR DG_COMMIT=SHA DG_CUTLASS_COMMIT=SHA kernels/deepgemm_on_gpu.sh RAW [--quick] [--jobs N]
+# DG_SRC: a DeepGEMM of the Python-JIT kind (e.g. commit 55ab91f, the one whose README figures
+# validate/cases/deepgemm.yaml holds); CUTLASS: its include folder (DG_SRC/third-party/cutlass/include by default).
+# DG_COMMIT and DG_CUTLASS_COMMIT are required (the records carry them). DG_SRC is never written to: its deep_gemm/
+# package is copied to DG_WORK (default: a temporary folder) and patched there. DG_SCRIPT: another script of kernels/
+# to run in the same environment (default deepgemm_kernels.py; deepgemm_sm_scaling.py: the SM-count curves).
 set -euo pipefail
 : "${DG_SRC:?set DG_SRC to a DeepGEMM checkout}"
-raw=${1:?usage: DG_SRC=DIR kernels/deepgemm_on_gpu.sh RAW [--quick]}
+: "${DG_COMMIT:?set DG_COMMIT to the DeepGEMM commit of DG_SRC}"
+: "${DG_CUTLASS_COMMIT:?set DG_CUTLASS_COMMIT to the commit of its CUTLASS}"
+raw=${1:?usage: DG_SRC=DIR DG_COMMIT=SHA DG_CUTLASS_COMMIT=SHA kernels/deepgemm_on_gpu.sh RAW [--quick]}
 shift
-cutlass=${CUTLASS:-$DG_SRC/third-party/cutlass/include}
-for d in cute cutlass; do # DeepGEMM's JIT looks for them beside its own headers
-  [ -e "$DG_SRC/deep_gemm/include/$d" ] || ln -s "$(realpath "$cutlass/$d")" "$DG_SRC/deep_gemm/include/$d"
+cutlass=$(realpath "${CUTLASS:-$DG_SRC/third-party/cutlass/include}")
+work=${DG_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+rm -rf "$work/deep_gemm"
+cp -r "$DG_SRC/deep_gemm" "$work/deep_gemm" # the copy is what is patched and imported
+for d in cute cutlass; do                   # DeepGEMM's JIT looks for them beside its own headers
+  ln -sfn "$cutlass/$d" "$work/deep_gemm/include/$d"
 done
 # Its JIT passes nvcc -std=c++17 with g++'s -fconcepts: newer g++ headers then use `requires`, which nvcc's C++17
 # front end rejects. C++20 (nvcc >= 12) compiles them; the kernels are unchanged.
-sed -i -e "s/'-std=c++17'/'-std=c++20'/" -e "s/, '-fconcepts'//" "$DG_SRC/deep_gemm/jit/compiler.py"
+sed -i -e "s/'-std=c++17'/'-std=c++20'/" -e "s/, '-fconcepts'//" "$work/deep_gemm/jit/compiler.py"
 # CUDA 13's cudaTypedefs.h names the driver entry point's type by version only (..._v12000).
-if nvcc --version | grep -q "release 1[3-9]" && ! grep -q "_v12000" "$DG_SRC/deep_gemm/jit/compiler.py"; then
+if nvcc --version | grep -q "release 1[3-9]" && ! grep -q "_v12000" "$work/deep_gemm/jit/compiler.py"; then
   sed -i "s/'-shared', /'-shared', '-DPFN_cuTensorMapEncodeTiled=PFN_cuTensorMapEncodeTiled_v12000', /" \
-    "$DG_SRC/deep_gemm/jit/compiler.py"
+    "$work/deep_gemm/jit/compiler.py"
 fi
-export DG_COMMIT=${DG_COMMIT:-$(git -C "$DG_SRC" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)}
 export DG_CACHE_DIR=${DG_CACHE_DIR:-$(mktemp -d)}
-export DBO_GIT_COMMIT=${DBO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
-export DG_SRC
+export DBO_GIT_COMMIT=${DBO_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null)}
+: "${DBO_GIT_COMMIT:?not in a git checkout of dbosim: set DBO_GIT_COMMIT}"
+export DG_SRC=$work DG_COMMIT DG_CUTLASS_COMMIT
 exec python3 "$(dirname "$0")/${DG_SCRIPT:-deepgemm_kernels.py}" "$raw" "$@"

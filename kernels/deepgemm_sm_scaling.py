@@ -48,6 +48,8 @@ def compile_at(arg):
 
 
 def main():
+    if not (dk.DG_COMMIT and dk.DG_CUTLASS_COMMIT):
+        raise SystemExit("set DG_COMMIT and DG_CUTLASS_COMMIT (the commits of DG_SRC and its CUTLASS): records carry them")
     import torch
     import deep_gemm as dg
     import torch_serving_kernels as tsk
@@ -68,7 +70,7 @@ def main():
     print(f"compiled at {time.time() - t0:.0f} s; {len(failed)} failed", flush=True)
     tsk.FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     tsk.env_record(raw, script="kernels/deepgemm_sm_scaling.py", timing=tsk.TIMING,
-                   extra={"deepgemm_commit": dk.DG_COMMIT})
+                   extra={"deepgemm_commit": dk.DG_COMMIT, "cutlass_commit": dk.DG_CUTLASS_COMMIT})
     for s, p in todo:
         if (s, p) in failed:
             print(f"  {p} at {s} SMs: compile failed: {failed[(s, p)]}", flush=True)
@@ -76,7 +78,7 @@ def main():
         dg.set_num_sms(s)
         run, rows, keep = dk.setup(*p)
         cfg = dk.config_of(*p)
-        impl = (f"DeepGEMM {NAMES[p[0]]} @{dk.DG_COMMIT}, set_num_sms({s}) on the whole GPU (a grid of {s} CTAs); "
+        impl = (f"DeepGEMM {NAMES[p[0]]} @{dk.DG_COMMIT} (CUTLASS {dk.DG_CUTLASS_COMMIT[:7]}), set_num_sms({s}) on the whole GPU (a grid of {s} CTAs); "
                 f"rows padded to {rows}; block_m={cfg[0]} block_n={cfg[1]} stages={cfg[2]}")
         params = params_of(p, s)
         rec = {"key": tsk.key("sm_scaling", params, VARIANT[p[0]]), "family": "sm_scaling", "variant": VARIANT[p[0]],

@@ -15,7 +15,7 @@ extra.us_with_metadata a call that also computes the metadata (the first layer o
 
 FLASHMLA_SRC: a FlashMLA checkout (its csrc/ with csrc/cutlass/include filled, i.e. the submodule checked out; or give
 CUTLASS=a CUTLASS include folder). FLASHMLA_BUILD: the build folder (default build-gpu/flashmla-build beside this
-repository's kernels/; a second run reuses it). FLASHMLA_COMMIT: recorded in the records (default: the checkout's
+repository's kernels/; a second run reuses it). FLASHMLA_COMMIT, FLASHMLA_CUTLASS_COMMIT: recorded in the records (default: each checkout's
 git HEAD, else its COMMIT file). MAX_JOBS: parallel compile jobs (default 16).
 
 usage: FLASHMLA_SRC=DIR kernels/flashmla_decode.py RAW.jsonl [--quick] [--check-only]"""
@@ -202,7 +202,9 @@ def main():
     if not src:
         raise SystemExit("set FLASHMLA_SRC to a FlashMLA checkout (with its cutlass submodule)")
     commit = os.environ.get("FLASHMLA_COMMIT") or source_commit(src)
-    cutlass_commit = source_commit(os.path.join(src, "csrc", "cutlass"))
+    cutlass_commit = os.environ.get("FLASHMLA_CUTLASS_COMMIT") or source_commit(os.path.join(src, "csrc", "cutlass"))
+    if "unknown" in (commit, cutlass_commit):  # the records must name the trees they were built from
+        raise SystemExit(f"FlashMLA {commit}, CUTLASS {cutlass_commit}: set FLASHMLA_COMMIT / FLASHMLA_CUTLASS_COMMIT")
     major, minor = torch.cuda.get_device_capability(0)
     if (major, minor) != (9, 0):
         raise SystemExit(f"FlashMLA's dense decode needs sm_90a (Hopper); this GPU is sm_{major}{minor}")

@@ -434,10 +434,13 @@ def env_record(raw, script="kernels/torch_serving_kernels.py",
     runs = [r for r in raw.records if r.get("family") == "env"]
     n = len(runs) + 1
     p = torch.cuda.get_device_properties(0)
-    try:
-        commit = subprocess.check_output(["git", "rev-parse", "--short=12", "HEAD"], text=True).strip()
-    except Exception:
-        commit = os.environ.get("DBO_GIT_COMMIT", "unknown")
+    commit = os.environ.get("DBO_GIT_COMMIT", "")
+    if not commit:
+        try:
+            commit = subprocess.check_output(["git", "rev-parse", "--short=12", "HEAD"], text=True,
+                                             stderr=subprocess.DEVNULL).strip()
+        except Exception:
+            raise SystemExit("not in a git checkout of dbosim: set DBO_GIT_COMMIT (the records carry it)")
     info = {"gpu_name": p.name, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
             "cuda": str(torch.version.cuda), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%dT%H:%M:%SZ"), "git_commit": commit, "resumed_from": "0", "timing": timing, "script": script}
