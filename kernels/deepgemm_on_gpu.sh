@@ -18,6 +18,7 @@ work=${DG_WORK:-$(mktemp -d)}
 mkdir -p "$work"
 rm -rf "$work/deep_gemm"
 cp -r "$DG_SRC/deep_gemm" "$work/deep_gemm" # the copy is what is patched and imported
+mkdir -p "$work/deep_gemm/include"
 for d in cute cutlass; do                   # DeepGEMM's JIT looks for them beside its own headers
   ln -sfn "$cutlass/$d" "$work/deep_gemm/include/$d"
 done
