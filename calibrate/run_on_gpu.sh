@@ -15,7 +15,7 @@
 # the suite also resumes inside its stage. Each stage's log is OUT/logs/STAGE.log; OUT/stages/times.tsv the timings.
 # Sources: --deepgemm DIR / --flashmla DIR are checkouts or exported trees (DeepGEMM 55ab91f with CUTLASS eefa171,
 # FlashMLA 9241ae3 with CUTLASS 147f567); without --deepgemm an installed `deep_gemm` Python package is used. They
-# are never written to: the stages work on copies under OUT/work.
+# are never written to: the stages work on copies under OUT/scratch.
 # Commits: each tree's commit comes from git (the top of a work tree), else a COMMIT file at its top, else
 # --commit TREE=SHA (TREE one of dbosim, deepgemm, deepgemm-cutlass, flashmla, flashmla-cutlass); when none gives it
 # the job stops before measuring anything (exit 2). Every record's environment carries them.
@@ -124,7 +124,7 @@ fi
 python3 -c "import torch, triton" 2> /dev/null || missing+=" python3-torch+triton"
 [ -z "$missing" ] || die "missing:$missing"
 
-mkdir -p "$OUT/stages" "$OUT/logs" "$OUT/work"
+mkdir -p "$OUT/stages" "$OUT/logs" "$OUT/scratch"
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 RAW=$OUT/raw.jsonl
 T0=$(date +%s)
@@ -134,15 +134,15 @@ n=0
 st_build() {
   local nccl
   nccl=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)
-  cmake -S kernels -B "$OUT/work/build-gpu" ${DBO_JSON_INCLUDE:+-DDBO_JSON_INCLUDE=$DBO_JSON_INCLUDE} \
-    ${nccl:+-DNCCL_ROOT=$nccl} && cmake --build "$OUT/work/build-gpu" -j"$(nproc)"
+  cmake -S kernels -B "$OUT/scratch/build-gpu" ${DBO_JSON_INCLUDE:+-DDBO_JSON_INCLUDE=$DBO_JSON_INCLUDE} \
+    ${nccl:+-DNCCL_ROOT=$nccl} && cmake --build "$OUT/scratch/build-gpu" -j"$(nproc)"
 }
 with_nccl() {
   local nccl
   nccl=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)
   LD_LIBRARY_PATH=${nccl:+$nccl/lib:}${LD_LIBRARY_PATH:-} "$@"
 }
-st_suite() { with_nccl "$OUT/work/build-gpu/dbosim-calibrate-run" "${QUICK:---full}" --out "$RAW" --git-commit "$DBO_GIT_COMMIT"; }
+st_suite() { with_nccl "$OUT/scratch/build-gpu/dbosim-calibrate-run" "${QUICK:---full}" --out "$RAW" --git-commit "$DBO_GIT_COMMIT"; }
 st_torch() {
   python3 kernels/torch_attention.py "$RAW" $QUICK && python3 kernels/triton_mla_decode.py "$RAW" $QUICK &&
     python3 kernels/torch_serving_kernels.py "$RAW" $QUICK
@@ -150,17 +150,17 @@ st_torch() {
 st_graph_gaps() { python3 kernels/torch_graph_gaps.py "$RAW"; }
 st_flashmla() {
   FLASHMLA_SRC=$FM_DIR FLASHMLA_COMMIT=$FM_COMMIT FLASHMLA_CUTLASS_COMMIT=$FM_CUTLASS_COMMIT \
-    FLASHMLA_BUILD=$OUT/work/flashmla-build python3 kernels/flashmla_decode.py "$RAW" $QUICK
+    FLASHMLA_BUILD=$OUT/scratch/flashmla-build python3 kernels/flashmla_decode.py "$RAW" $QUICK
 }
 deepgemm() { # SCRIPT
   DG_SRC=$DG_DIR CUTLASS=$DG_CUTLASS DG_COMMIT=$DG_COMMIT DG_CUTLASS_COMMIT=$DG_CUTLASS_COMMIT \
-    DG_WORK=$OUT/work/deepgemm DG_CACHE_DIR=$OUT/work/deepgemm-cache DG_SCRIPT=$1 kernels/deepgemm_on_gpu.sh "$RAW" $QUICK
+    DG_WORK=$OUT/scratch/deepgemm DG_CACHE_DIR=$OUT/scratch/deepgemm-cache DG_SCRIPT=$1 kernels/deepgemm_on_gpu.sh "$RAW" $QUICK
 }
 st_deepgemm() { deepgemm deepgemm_kernels.py; }
 st_deepgemm_sm() { deepgemm deepgemm_sm_scaling.py; }
 st_verify() {
   rm -f "$OUT/verify.jsonl" # a fresh pass, never resumed
-  "$OUT/work/build-gpu/dbosim-calibrate-run" --verify --out "$OUT/verify.jsonl" --git-commit "$DBO_GIT_COMMIT"
+  "$OUT/scratch/build-gpu/dbosim-calibrate-run" --verify --out "$OUT/verify.jsonl" --git-commit "$DBO_GIT_COMMIT"
 }
 
 for s in "${STAGES[@]}"; do
