@@ -82,14 +82,21 @@ std::vector<StepDiff> diff_steps(const models::HwProfile& a, const models::HwPro
       out.push_back(d);
       continue;
     }
+    std::string first_error; // the first profile's reason, kept whole when neither profile runs the scenario
     for (auto [hw, us, label] : {std::tuple{&a, &d.step_a_us, "A"}, std::tuple{&b, &d.step_b_us, "B"}})
       try {
         *us = step_us(s, *hw);
       } catch (const std::exception& e) { // an input one profile rejects (InputError) or a model refusing it
         d.failed += fmt::format("{}under {}: {}", d.failed.empty() ? "" : "; ", label, e.what());
+        if (first_error.empty())
+          first_error = e.what();
       }
-    if (d.failed.empty())
+    if (d.failed.empty()) {
       d.ratio = d.step_b_us / d.step_a_us;
+    } else if (d.step_a_us == 0 && d.step_b_us == 0) { // e.g. a MoRI scenario under two CUDA profiles: no difference
+      d.skipped = "runs under neither profile: " + first_error;
+      d.failed.clear();
+    }
     out.push_back(d);
   }
   return out;

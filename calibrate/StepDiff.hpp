@@ -25,7 +25,7 @@ struct StepDiff {
   double step_a_us = 0; ///< under profile A
   double step_b_us = 0; ///< under profile B
   double ratio     = 0; ///< step_b_us / step_a_us; 0 when not both ran
-  std::string skipped;  ///< why it was not simulated (a serving run); empty when it was
+  std::string skipped;  ///< why it was not simulated (a serving run) or ran under neither profile; empty when it ran
   std::string failed;   ///< the error under A or B (an input the other profile accepts, e.g. too few SMs)
 };
 
