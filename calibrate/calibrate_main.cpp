@@ -1,5 +1,6 @@
 /* dbosim-calibrate — fits a measured hardware profile from raw calibration results and prints its accuracy card.
- *   dbosim-calibrate fit --raw R.jsonl --base hwprofiles/h200.yaml --out hwprofiles/h200.yaml [--verify V.jsonl]
+ *   dbosim-calibrate fit OUT --out NEW.yaml [--reference h200] [--force]   (the records of calibrate/run_on_gpu.sh OUT)
+ *   dbosim-calibrate fit --raw R.jsonl --base B.yaml --out P.yaml [--verify V.jsonl] [--force]
  *   dbosim-calibrate report --raw R.jsonl [--verify V.jsonl]
  *   dbosim-calibrate refit hwprofiles/h200.yaml [--out P.yaml]   (replays the fit recorded in the profile)
  *   dbosim-calibrate derive --parent hwprofiles/h200.yaml --facts hwprofiles/facts/h800.yaml --out hwprofiles/h800.yaml
@@ -15,13 +16,17 @@
 #include "calibrate/ResultsStore.hpp"
 #include "calibrate/SmScalingLoo.hpp"
 #include "calibrate/SmTableLoo.hpp"
+#include "calibrate/StageCheck.hpp"
 #include "calibrate/VerifyCheck.hpp"
+#include "config/DataDir.hpp"
+#include "config/HwProfileLoader.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 namespace {
@@ -86,20 +91,40 @@ void print_report(const FittedProfile& fit, const std::vector<Measurement>& reco
   }
 }
 
+/** A path recorded relative to the repository (provenance.fit_base) read from anywhere: the source tree's copy. */
+std::string repo_path(const std::string& recorded)
+{
+  if (std::filesystem::path(recorded).is_absolute() || std::filesystem::exists(recorded))
+    return recorded;
+  return (std::filesystem::path(DBOSIM_SOURCE_DIR) / recorded).string();
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
   CLI::App app{"dbosim-calibrate: fit a measured hardware profile from raw calibration results"};
   app.require_subcommand(1);
-  std::string raw, base, out, verify, raw_label, base_label;
+  std::string raw, base, out, verify, raw_label, base_label, job_dir, base_recorded, reference = "h200";
   std::vector<std::string> skip;
+  bool force    = false;
   auto* fit_cmd = app.add_subcommand("fit", "fit the profile and write it");
-  fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)")
-      ->required()
+  auto* job_opt = fit_cmd->add_option("OUT", job_dir,
+                                      "the folder of a calibration job (calibrate/run_on_gpu.sh OUT): its raw.jsonl "
+                                      "and verify.jsonl, checked against --reference stage by stage");
+  job_opt->check(CLI::ExistingDirectory);
+  auto* raw_opt = fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)");
+  raw_opt->check(CLI::ExistingFile)->excludes(job_opt);
+  fit_cmd
+      ->add_option("--base", base, "the datasheet profile it refines (with OUT: the base the reference was fitted on)")
       ->check(CLI::ExistingFile);
-  fit_cmd->add_option("--base", base, "the datasheet profile it refines")->required()->check(CLI::ExistingFile);
-  fit_cmd->add_option("--out", out, "profile to write (atomically)")->required();
+  fit_cmd->add_option("--out", out, "profile to write (atomically); an existing file only with --force")->required();
+  fit_cmd->add_flag("--force", force, "overwrite --out when it exists");
+  fit_cmd
+      ->add_option("--reference", reference,
+                   "with OUT: the profile the new one is to reproduce (a name in hwprofiles/ or a path): the fit stops "
+                   "when the records lack a part of it, and prints the gate against it")
+      ->needs(job_opt);
   fit_cmd->add_option("--raw-label", raw_label, "raw-results path recorded in provenance (default: --raw)");
   fit_cmd->add_option("--base-label", base_label, "how the profile's header names the base (default: --base)");
   fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")
@@ -171,6 +196,36 @@ int main(int argc, char** argv)
       fmt::print("wrote {} (refit of {} from {})\n", target, profile, in.options.raw_results);
       return 0;
     }
+    std::string reference_file;
+    if (*fit_cmd) {
+      if (job_dir.empty() && raw.empty())
+        throw dbosim::InputError("fit", "give a calibration job's folder (OUT), or --raw R.jsonl --base B.yaml");
+      if (!force && std::filesystem::exists(out))
+        throw dbosim::InputError(out, "--out exists (a shipped profile?); write a new file, or pass --force");
+      if (!job_dir.empty()) { // the records of calibrate/run_on_gpu.sh OUT, the base the reference was fitted on
+        raw = (std::filesystem::path(job_dir) / "raw.jsonl").string();
+        if (!std::filesystem::exists(raw))
+          throw dbosim::InputError(job_dir, "no raw.jsonl (run calibrate/run_on_gpu.sh " + job_dir + " first)");
+        const std::string v = (std::filesystem::path(job_dir) / "verify.jsonl").string();
+        if (verify.empty() && std::filesystem::exists(v))
+          verify = v;
+        reference_file = dbosim::resolve_data_file("hwprofiles", reference);
+        if (base.empty()) {
+          RecordedFit recorded;
+          try {
+            recorded = recorded_fit(reference_file);
+          } catch (const std::runtime_error& e) { // a datasheet or derived reference: no fit to take the base from
+            throw dbosim::InputError(reference_file, fmt::format("{}; pass --base", e.what()));
+          }
+          base          = repo_path(recorded.base);
+          base_recorded = recorded.base; // as the reference records it, relative to the repository
+          if (base_label.empty())
+            base_label = recorded.base_label;
+        }
+      } else if (base.empty()) {
+        throw dbosim::InputError("fit --raw", "--base (the datasheet profile it refines) is required");
+      }
+    }
     int dropped  = 0;
     auto records = ResultsStore::read_file(raw, &dropped);
     if (dropped)
@@ -180,8 +235,20 @@ int main(int argc, char** argv)
       print_report(fit, records, verify);
       return 0;
     }
+    if (!reference_file.empty()) { // the job's records against the profile they are to reproduce
+      const auto ref        = dbosim::load_hw_profile(reference_file);
+      const std::string gpu = fit.env.count("gpu_name") ? fit.env.at("gpu_name") : "?";
+      if (ref.provenance.details.count("gpu_name") && ref.provenance.details.at("gpu_name") != gpu)
+        throw dbosim::InputError(raw,
+                                 fmt::format("measured on {}, the reference {} on {}; pass --reference for this GPU",
+                                             gpu, reference_file, ref.provenance.details.at("gpu_name")));
+      const auto missing = check_stages(fit, ref, !verify.empty());
+      if (!missing.empty())
+        throw dbosim::InputError(job_dir, missing_stages_text(missing, reference_file, job_dir));
+    }
     WriterOptions opt;
     opt.base_profile  = base;
+    opt.base_recorded = base_recorded;
     opt.verify_path   = verify;
     opt.base_label    = base_label;
     opt.skip_families = skip;
@@ -192,6 +259,10 @@ int main(int argc, char** argv)
     write_profile(fit, opt, out);
     fmt::print("wrote {} ({} tables, {} SM-scaling curves, {} interference factors)\n", out, fit.tables.size(),
                fit.sm_scaling.size(), fit.interference.size());
+    if (!reference_file.empty())
+      fmt::print("next, the gate (the same GPU within {:g}x on every shipped step; calibrate/README.md says what to do "
+                 "when it fails):\n  dbosim-calibrate diff {} {} --max-step-ratio {:g}\n",
+                 kSameGpuStepRatio, reference_file, out, kSameGpuStepRatio);
     return 0;
   } catch (const dbosim::InputError& e) { // a bad input file: exit 2, as dbosim does
     fmt::print(stderr, "dbosim-calibrate: error: {}\n", e.what());
