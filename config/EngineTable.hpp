@@ -50,6 +50,12 @@ struct ServingEngine {
   EngineRule dp_padding_rule;   ///< how DP ranks pad their tokens
   KvAdmission kv_admission;     ///< scheduler.kv_admission under `auto`: preempt or reserve (never engine_default)
   EngineRule kv_admission_rule; ///< how the engine admits requests against its KV cache
+  int moe_dp_chunk_tokens;      ///< execution.moe_dp_chunk_tokens under 0: its MoE DP chunk (0: no chunk loop)
+  EngineRule moe_chunk_rule;    ///< how many dispatch/combine rounds a MoE layer makes
+  /** Under vLLM's DBO, DeepEP high-throughput's dispatch and combine wait on the compute stream's tail as it stands
+   *  after the micro-batch thread's yield: the compute the other micro-batch queued meanwhile included. */
+  bool dbo_ht_waits_compute_tail;
+  EngineRule dbo_ht_event_rule; ///< which compute a DBO collective of DeepEP high-throughput waits for
 };
 
 /** @brief Every row's rules, in the order `dbosim engines` and --explain print them. */
@@ -57,11 +63,11 @@ struct NamedRule {
   const char* what;
   EngineRule ServingEngine::*rule;
 };
-inline constexpr NamedRule engine_rules[] = {{"schedule", &ServingEngine::schedule_rule},
-                                             {"launch", &ServingEngine::launch_rule},
-                                             {"cuda_graph", &ServingEngine::cuda_graph_rule},
-                                             {"dp_padding", &ServingEngine::dp_padding_rule},
-                                             {"kv_admission", &ServingEngine::kv_admission_rule}};
+inline constexpr NamedRule engine_rules[] = {
+    {"schedule", &ServingEngine::schedule_rule},         {"launch", &ServingEngine::launch_rule},
+    {"cuda_graph", &ServingEngine::cuda_graph_rule},     {"dp_padding", &ServingEngine::dp_padding_rule},
+    {"kv_admission", &ServingEngine::kv_admission_rule}, {"moe_chunk", &ServingEngine::moe_chunk_rule},
+    {"dbo_ht_event", &ServingEngine::dbo_ht_event_rule}};
 
 // clang-format off
 inline constexpr ServingEngine serving_engines[] = {
@@ -84,6 +90,21 @@ inline constexpr ServingEngine serving_engines[] = {
     .kv_admission_rule = {"admits a waiting request when its prompt's blocks fit; when a running request's next block "
                           "does not, preempts from the back of the running list (recompute)",
                           "vllm/v1/core/sched/scheduler.py: Scheduler.schedule @b4622cf9"},
+    .moe_dp_chunk_tokens = 256,
+    .moe_chunk_rule = {"with DeepEP low-latency (a masked buffer of VLLM_MOE_DP_CHUNK_SIZE tokens per rank, default "
+                       "256) each MoE layer loops over the largest DP rank's tokens in chunks: a dispatch, the "
+                       "experts and a combine per chunk, every rank the same number of rounds",
+                       "vllm/model_executor/layers/fused_moe/layer.py: FusedMoE.forward_impl_chunked @c439a139; "
+                       "vllm/envs.py: VLLM_MOE_DP_CHUNK_SIZE @f218f9c2"},
+    .dbo_ht_waits_compute_tail = true,
+    .dbo_ht_event_rule = {"under DBO, DeepEP high-throughput's dispatch and combine capture their previous_event on the "
+                          "compute stream after the thread's yield, so each waits for the compute the other "
+                          "micro-batch queued meanwhile: D and C overlap almost nothing (one combine overlaps the "
+                          "other micro-batch's attention)",
+                          "vllm/model_executor/layers/fused_moe/deepep_ht_prepare_finalize.py: "
+                          "DeepEPHTPrepareAndFinalize._do_dispatch and _finalize (dbo_get_previous_event after "
+                          "dbo_yield_and_switch_from_compute_to_comm, from vllm-project/vllm PR #24845); the trace in "
+                          "https://github.com/vllm-project/vllm/pull/38451"},
   },
   {
     .name = "vllm", .version = "2026-09", .label = "vLLM", .is_default = false,
@@ -104,6 +125,14 @@ inline constexpr ServingEngine serving_engines[] = {
     .kv_admission = KvAdmission::preempt,
     .kv_admission_rule = {"as 0.11: admit on the prompt's blocks, preempt by recompute",
                           "vllm/v1/core/sched/scheduler.py: Scheduler.schedule @b4622cf9"},
+    .moe_dp_chunk_tokens = 256,
+    .moe_chunk_rule = {"as 0.11: a dispatch, the experts and a combine per VLLM_MOE_DP_CHUNK_SIZE (256) tokens of the "
+                       "largest DP rank",
+                       "vllm/model_executor/layers/fused_moe/layer.py: FusedMoE.forward_impl_chunked @c439a139"},
+    .dbo_ht_waits_compute_tail = false,
+    .dbo_ht_event_rule = {"as 0.11 until the event was captured before the yield: a DBO collective waits only for its "
+                          "own micro-batch's compute",
+                          "https://github.com/vllm-project/vllm/pull/38451 (merged 2026-03)"},
   },
   {
     .name = "sglang", .version = "0.5", .label = "SGLang", .is_default = true,
@@ -129,6 +158,15 @@ inline constexpr ServingEngine serving_engines[] = {
                           "retracts decoding requests when the KV pool runs out: preempt, as dbosim prices it",
                           "python/sglang/srt/managers/schedule_policy.py: PrefillAdder @ad0119fd; "
                           "python/sglang/srt/managers/scheduler.py: update_running_batch (retract_decode)"},
+    .moe_dp_chunk_tokens = 0,
+    .moe_chunk_rule = {"no MoE DP chunk loop: one dispatch and combine per layer (the low-latency buffer is sized by "
+                       "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK instead)",
+                       "docs/engines-evidence.md A2; https://github.com/sgl-project/sglang/issues/23896"},
+    .dbo_ht_waits_compute_tail = false,
+    .dbo_ht_event_rule = {"SGLang's two-batch overlap queues the other micro-batch's compute before the CPU-blocking "
+                          "dispatch and each collective waits for its own micro-batch's data (schedule sglang_tbo)",
+                          "LMSYS blog 2025-05-05 large-scale-ep, 'Prefill Overlapping Implementation' "
+                          "(lm-sys/lm-sys.github.io @2db4e40)"},
   },
   {
     .name = "sglang", .version = "2025-05", .label = "SGLang", .is_default = false,
@@ -151,6 +189,10 @@ inline constexpr ServingEngine serving_engines[] = {
     .kv_admission = KvAdmission::preempt,
     .kv_admission_rule = {"as 0.5: admit against the future-token estimate, retract decoding requests (preempt)",
                           "python/sglang/srt/managers/schedule_policy.py: PrefillAdder @ad0119fd"},
+    .moe_dp_chunk_tokens = 0,
+    .moe_chunk_rule = {"as 0.5: no MoE DP chunk loop", "docs/engines-evidence.md A2"},
+    .dbo_ht_waits_compute_tail = false,
+    .dbo_ht_event_rule = {"as 0.5", "LMSYS blog 2025-05-05 large-scale-ep (lm-sys/lm-sys.github.io @2db4e40)"},
   },
   {
     .name = "trtllm", .version = "1.0", .label = "TensorRT-LLM", .is_default = true,
@@ -176,6 +218,11 @@ inline constexpr ServingEngine serving_engines[] = {
                           "docs/source/performance/performance-tuning-guide/useful-runtime-flags.md, 'Capacity "
                           "Scheduler Policy' (https://nvidia.github.io/TensorRT-LLM/performance/"
                           "performance-tuning-guide/useful-runtime-flags.html)"},
+    .moe_dp_chunk_tokens = 0,
+    .moe_chunk_rule = {"one all-gather and reduce-scatter per MoE layer, bounded by max_num_tokens; no DP chunk loop",
+                       "docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md @01c4ece9"},
+    .dbo_ht_waits_compute_tail = false,
+    .dbo_ht_event_rule = {"no DBO", "docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md @01c4ece9"},
   },
   {
     .name = "deepseek", .version = "2025-02", .label = "DeepSeek's inference system", .is_default = true,
@@ -194,6 +241,12 @@ inline constexpr ServingEngine serving_engines[] = {
                         "https://github.com/deepseek-ai/profile-data"},
     .kv_admission = KvAdmission::preempt,
     .kv_admission_rule = {"not published; dbosim's scheduler (vLLM's) admits on the prompt's blocks",
+                          "https://github.com/deepseek-ai/profile-data"},
+    .moe_dp_chunk_tokens = 0,
+    .moe_chunk_rule = {"not published; the profiled steps run one dispatch and combine per layer and micro-batch",
+                       "https://github.com/deepseek-ai/profile-data"},
+    .dbo_ht_waits_compute_tail = false,
+    .dbo_ht_event_rule = {"not published; the profiled steps' collectives wait for their own micro-batch",
                           "https://github.com/deepseek-ai/profile-data"},
   },
 };

@@ -66,6 +66,7 @@ struct OverlapConfig {
 struct ExecutionConfig {
   CudaGraphMode cuda_graph  = CudaGraphMode::full;
   bool host_sync_after_comm = false; ///< ROCm DeepEP high-throughput quirk: host synchronize after D and C
+  int moe_dp_chunk_tokens   = 0;     ///< vLLM's VLLM_MOE_DP_CHUNK_SIZE (0: the engine row's; models/CommSetup.hpp)
   bool operator==(const ExecutionConfig&) const = default;
 };
 

@@ -212,6 +212,11 @@ std::vector<ParamDecl> build_params()
       "execution.host_sync_after_comm", false,
       "Host synchronize after every dispatch and combine (ROCm DeepEP high-throughput fix)",
       [](Scenario & s) -> auto& { return s.execution.host_sync_after_comm; }));
+  p.push_back(int_param(
+      "execution.moe_dp_chunk_tokens", "tokens", 0, 0, 1 << 20,
+      "MoE DP chunk (vLLM VLLM_MOE_DP_CHUNK_SIZE): with a masked-buffer all-to-all each MoE layer runs dispatch, "
+      "experts and combine once per chunk of the largest DP rank's tokens; 0: the engine's (vLLM 256, others none)",
+      [](Scenario & s) -> auto& { return s.execution.moe_dp_chunk_tokens; }));
   add_speculative_params(p);
   add_precision_params(p);
   add_serving_params(p);

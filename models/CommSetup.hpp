@@ -17,6 +17,10 @@ struct CommSetup {
   /** How the single-rank cost spreads that traffic: ideal (every rank the mean) or the busiest rank under the
    *  post-EPLB residual (models/ExpertImbalance), whose MLP, D and C the step then waits for. */
   ExpertLoadModel expert_load = ExpertLoadModel::ideal;
+  /** vLLM's MoE DP chunk loop (FusedMoE.forward_impl_chunked, VLLM_MOE_DP_CHUNK_SIZE): with a masked-buffer
+   *  all-to-all (DeepEP low-latency), a MoE layer whose step holds more tokens than this runs its dispatch, experts
+   *  and combine once per chunk, the last one shorter. 0: no chunk loop. */
+  int moe_dp_chunk_tokens = 0;
 };
 
 } // namespace dbosim::models

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -165,6 +166,44 @@ OpCost routed_mlp_cost(const ModelSpec& model, const HwProfile& hw, const Parall
                      inside_moe_op(routed_mlp_kernels(model, par, shape, redundant_experts, load)));
 }
 
+namespace {
+/** The MoE DP chunks of a step: vLLM loops over the largest DP rank's tokens (the shape's, padded) in chunks of
+ *  `chunk`, the last one the remainder. One entry: no loop. */
+std::vector<StepShape> dp_chunks(const StepShape& shape, int chunk)
+{
+  if (chunk <= 0 || shape.tokens <= chunk)
+    return {shape};
+  std::vector<StepShape> out;
+  for (int start = 0; start < shape.tokens; start += chunk) {
+    StepShape c = shape;
+    c.tokens    = std::min(chunk, shape.tokens - start);
+    c.batch     = std::max(1, int(std::lround(double(shape.batch) * c.tokens / shape.tokens)));
+    out.push_back(c);
+  }
+  return out;
+}
+
+/** One op run once per chunk, in order: its time, work and launches summed. */
+template <typename CostOf> OpCost per_chunk(const std::vector<StepShape>& chunks, CostOf cost_of)
+{
+  OpCost sum = cost_of(chunks.front());
+  for (std::size_t i = 1; i < chunks.size(); ++i) {
+    const OpCost c = cost_of(chunks[i]);
+    sum.flops += c.flops;
+    sum.bytes += c.bytes;
+    sum.weight_bytes += c.weight_bytes;
+    sum.duration_us += c.duration_us;
+    sum.kernels += c.kernels;
+    sum.recv_us += c.recv_us;
+    sum.parts.insert(sum.parts.end(), c.parts.begin(), c.parts.end());
+    sum.launch_split.insert(sum.launch_split.end(), c.launch_split.begin(), c.launch_split.end());
+  }
+  if (chunks.size() > 1)
+    sum.method += fmt::format(" (summed over {} MoE DP chunks)", chunks.size());
+  return sum;
+}
+} // namespace
+
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm)
 {
@@ -191,23 +230,32 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   auto excess               = [&](const OpCost& busiest, const OpCost& mean) {
     out.straggler_us += std::max(0.0, busiest.duration_us - mean.duration_us);
   };
+  // vLLM's MoE DP chunk loop exists for the masked-buffer backends (their buffer holds one chunk per rank).
+  const std::vector<StepShape> chunks =
+      dp_chunks(shape, all_to_all && all2all_traits_of(par.backend).masked_expert_input ? comm.moe_dp_chunk_tokens : 0);
+  auto a2a = [&](OpKind k, const CommSetup& c) {
+    return per_chunk(chunks, [&](const StepShape& s) { return all_to_all_cost(k, model, hw, par, s, c); });
+  };
+  auto mlp = [&](double load) {
+    return per_chunk(chunks, [&](const StepShape& s) { return routed_mlp_cost(model, hw, par, s, redundant, load); });
+  };
   if (all_to_all) {
-    out.ops.push_back(all_to_all_cost(OpKind::D, model, hw, par, shape, hot));
+    out.ops.push_back(a2a(OpKind::D, hot));
     if (skewed)
-      excess(out.ops.back(), all_to_all_cost(OpKind::D, model, hw, par, shape, comm));
+      excess(out.ops.back(), a2a(OpKind::D, comm));
   }
-  out.ops.push_back(routed_mlp_cost(model, hw, par, shape, redundant, out.hot_rank_load));
+  out.ops.push_back(mlp(out.hot_rank_load));
   if (skewed)
-    excess(out.ops.back(), routed_mlp_cost(model, hw, par, shape, redundant));
+    excess(out.ops.back(), mlp(1.0));
   if (model.num_shared_experts > 0)
     out.ops.push_back(
         sum_kernels(hw, OpKind::S, "gemm",
                     inside_moe_op(dense_mlp_kernels("shared_expert", model, par, shape, model.shared_intermediate,
                                                     OpClass::shared_experts))));
   if (all_to_all) {
-    out.ops.push_back(all_to_all_cost(OpKind::C, model, hw, par, shape, hot));
+    out.ops.push_back(a2a(OpKind::C, hot));
     if (skewed)
-      excess(out.ops.back(), all_to_all_cost(OpKind::C, model, hw, par, shape, comm));
+      excess(out.ops.back(), a2a(OpKind::C, comm));
   }
   return out;
 }

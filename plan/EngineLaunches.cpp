@@ -52,6 +52,10 @@ void add_vllm_only_notes(const Scenario& s, LaunchCommand& l)
     not_a_flag("speculative_config (vLLM's --speculative-config; not translated)");
   if (s.scheduler.disaggregated_prefill)
     not_a_flag("scheduler.disaggregated_prefill (run a prefill and a decode deployment)");
+  if (s.execution.moe_dp_chunk_tokens > 0 &&
+      s.execution.moe_dp_chunk_tokens != engine_row(s.engine).moe_dp_chunk_tokens)
+    not_a_flag(fmt::format("execution.moe_dp_chunk_tokens {} (vLLM's VLLM_MOE_DP_CHUNK_SIZE)",
+                           s.execution.moe_dp_chunk_tokens));
   // TensorRT-LLM spells either policy (trtllm_launch); SGLang has no flag for another policy.
   if (engine_row(s.engine).launch != LaunchFamily::trtllm_serve &&
       resolved_kv_admission(s.scheduler.kv_admission, s.engine) != engine_row(s.engine).kv_admission)

@@ -100,6 +100,10 @@ LaunchCommand vllm_launch(const Scenario& s)
   if (resolved_kv_admission(sch.kv_admission, s.engine) != engine_row(s.engine).kv_admission)
     not_a_flag(fmt::format("scheduler.kv_admission {} (vLLM admits on the prompt's blocks and preempts)",
                            kv_admission_name(resolved_kv_admission(sch.kv_admission, s.engine))));
+  // vllm/envs.py: VLLM_MOE_DP_CHUNK_SIZE, the tokens of one MoE DP chunk (and of DeepEP low-latency's buffer).
+  if (s.execution.moe_dp_chunk_tokens > 0 &&
+      s.execution.moe_dp_chunk_tokens != engine_row(s.engine).moe_dp_chunk_tokens)
+    l.env.emplace_back("VLLM_MOE_DP_CHUNK_SIZE", std::to_string(s.execution.moe_dp_chunk_tokens));
   // The scheduler and cache groups.
   args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);
   if (!sch.enable_chunked_prefill)

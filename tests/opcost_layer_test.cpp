@@ -252,3 +252,34 @@ TEST_CASE("models::layer_costs: attention FLOPs and bytes", "[quick]")
     CHECK_THROWS_WITH(layer_costs(v3, hw, ep7, decode(64, 4096), true, test_comm()), Catch::Contains("ep=7"));
   }
 }
+
+TEST_CASE("models::layer_costs: vLLM's MoE DP chunk loop runs D, experts and C once per chunk of the step's tokens",
+          "[quick]")
+{
+  const HwProfile hw          = dbosim::test::h200_like();
+  const ModelSpec v3          = dbosim::load_model_zoo("deepseek-v3");
+  CommSetup chunked           = test_comm();
+  chunked.moe_dp_chunk_tokens = 256;
+  const LayerCosts one        = layer_costs(v3, hw, ep8(), decode(512, 1024), true, test_comm());
+  const LayerCosts two        = layer_costs(v3, hw, ep8(), decode(512, 1024), true, chunked);
+  const LayerCosts half       = layer_costs(v3, hw, ep8(), decode(256, 1024), true, test_comm());
+  for (const OpKind k : {OpKind::D, OpKind::MLP, OpKind::C}) {
+    INFO(op_name(k));
+    // Two rounds of 256 tokens: each of the three ops twice, its launches too.
+    CHECK(two.find(k)->duration_us == Approx(2 * half.find(k)->duration_us).epsilon(1e-9));
+    CHECK(two.find(k)->kernels == 2 * half.find(k)->kernels);
+    CHECK(two.find(k)->flops == Approx(one.find(k)->flops).epsilon(1e-9)); // the same work, split
+  }
+  // The experts read their weights once per round: two rounds cost more than one of 512 tokens.
+  CHECK(two.find(OpKind::MLP)->duration_us > one.find(OpKind::MLP)->duration_us);
+  // Attention and the shared expert run once on the whole step.
+  for (const OpKind k : {OpKind::A0, OpKind::A1, OpKind::S})
+    CHECK(two.find(k)->duration_us == one.find(k)->duration_us);
+  // A step within one chunk, or a backend without the masked buffer (DeepEP high-throughput), has no loop.
+  CHECK(layer_costs(v3, hw, ep8(), decode(256, 1024), true, chunked).find(OpKind::MLP)->duration_us ==
+        half.find(OpKind::MLP)->duration_us);
+  ParallelSpec ht = ep8();
+  ht.backend      = All2AllBackend::deepep_high_throughput;
+  CHECK(layer_costs(v3, hw, ht, decode(512, 1024), true, chunked).find(OpKind::D)->duration_us ==
+        layer_costs(v3, hw, ht, decode(512, 1024), true, test_comm()).find(OpKind::D)->duration_us);
+}

@@ -220,6 +220,27 @@ TEST_CASE("sim::closed form: the same DBO step without the host sync beats seria
   CHECK(r.m.overlap_us == Approx(110 - 5).margin(tol_us));
 }
 
+TEST_CASE("sim::closed form: DBO collectives that wait on the compute tail overlap only S and one combine", "[quick]")
+{
+  // vLLM's DeepEP high-throughput prepare/finalize with its event taken after the yield (StepPlan::
+  // collectives_wait_compute_tail). Halved durations (A0 5, A1 10, D 15, MLP 20, S 7.5, C 12.5), 2 MoE layers, free
+  // host. Issue per layer: A0_0 A1_0 A0_1 A1_1 D_0 S_0 MLP_0 D_1 S_1 MLP_1 C_0 C_1; D_0 waits A1_1, D_1 MLP_0, C_0
+  // MLP_1. By hand, layer 0: A0_0 0-5, A1_0 5-15, A0_1 15-20, A1_1 20-30, D_0 30-45 | S_0 30-37.5, MLP_0 45-65,
+  // D_1 65-80 | S_1 65-72.5, MLP_1 80-100, C_0 100-112.5, C_1 112.5-125 | layer 1's A0_0 112.5-117.5, A1_0 -127.5;
+  // layer 1 repeats from A0_1 (after C_1) 127.5-132.5, A1_1 -142.5, D_0 142.5-157.5, MLP_0 -177.5, D_1 -192.5,
+  // MLP_1 -212.5, C_0 -225, C_1 -237.5. The documented DBO order takes 175 µs, serial 280.
+  StepPlan plan                      = synthetic_plan("dbo", 2, 0, 2, scaled(hand_durations(), 0.5));
+  plan.collectives_wait_compute_tail = true;
+  Run r                              = replay(plan);
+  CHECK(r.m.step_time_us == Approx(237.5).margin(tol_us));
+  CHECK(find(r, OpKind::D, 0, 0).start_us == Approx(30).margin(tol_us));  // after micro-batch 1's attention
+  CHECK(find(r, OpKind::D, 0, 1).start_us == Approx(65).margin(tol_us));  // after micro-batch 0's experts
+  CHECK(find(r, OpKind::C, 0, 0).start_us == Approx(100).margin(tol_us)); // after micro-batch 1's experts
+  CHECK(find(r, OpKind::A0, 1, 1).start_us == Approx(127.5).margin(tol_us));
+  // Overlap: S beside its own D (4 x 7.5) and layer 1's A0_0 A1_0 beside layer 0's C_1 (12.5).
+  CHECK(r.m.overlap_us == Approx(4 * 7.5 + 12.5).margin(tol_us));
+}
+
 TEST_CASE("sim::closed form: a slow eager host stretches the step", "[quick]")
 {
   // 50 µs per launch, ops of 10-40 µs: the GPU always waits for the host. Serial, 2 MoE layers = 12 ops: the last

@@ -1,5 +1,6 @@
 /* StepPlanBuilder: vLLM's DBO rules and the engine settings derived from a Scenario, with synthetic op costs. */
 #include "base/InputError.hpp"
+#include "config/EngineTable.hpp"
 #include "sim/plan/StepPlanBuilder.hpp"
 
 #include <catch2/catch.hpp>
@@ -298,4 +299,41 @@ TEST_CASE("sim::StepPlanBuilder: no split when another DP rank does not reach it
   CHECK(p.num_ubatches() == 1);
   CHECK(has_note(p, "every rank runs unsplit"));
   CHECK(build_step_plan(scenario(64), scenario(64).step, linear_costs(132)).num_ubatches() == 2);
+}
+
+TEST_CASE("sim::StepPlanBuilder: vLLM 0.11's DeepEP high-throughput DBO collectives wait on the compute tail",
+          "[quick]")
+{
+  Scenario s         = scenario(64);
+  s.parallel.ep      = 8;
+  s.parallel.backend = models::All2AllBackend::deepep_high_throughput;
+  s.engine           = find_engine("vllm@0.11");
+  REQUIRE(s.engine != nullptr);
+  StepPlan p = build_step_plan(s, s.step, linear_costs(132));
+  CHECK(p.schedule == "dbo");
+  CHECK(p.collectives_wait_compute_tail);
+  CHECK(has_note(p, "queued before it"));
+
+  SECTION("a vLLM row with the event taken before the yield")
+  {
+    s.engine = find_engine("vllm@2026-09");
+    REQUIRE(s.engine != nullptr);
+    CHECK_FALSE(build_step_plan(s, s.step, linear_costs(132)).collectives_wait_compute_tail);
+  }
+  SECTION("DeepEP low-latency's prepare/finalize")
+  {
+    s.parallel.backend = models::All2AllBackend::deepep_low_latency;
+    CHECK_FALSE(build_step_plan(s, s.step, linear_costs(132)).collectives_wait_compute_tail);
+  }
+  SECTION("another engine's schedule")
+  {
+    s.engine = find_engine("sglang");
+    REQUIRE(s.engine != nullptr);
+    CHECK_FALSE(build_step_plan(s, s.step, linear_costs(132)).collectives_wait_compute_tail);
+  }
+  SECTION("no DBO")
+  {
+    s.overlap.enable_dbo = false;
+    CHECK_FALSE(build_step_plan(s, s.step, linear_costs(132)).collectives_wait_compute_tail);
+  }
 }

@@ -1,6 +1,7 @@
 /* The models-backed cost source: kept apart so that code which only replays synthetic plans does not link models. */
 #include "sim/plan/StepPlanBuilder.hpp"
 
+#include "config/EngineTable.hpp"
 #include "models/CostGuards.hpp"
 #include "models/StepWork.hpp"
 
@@ -47,7 +48,9 @@ models::CommSetup comm_setup(const Deployment& sc, int comm_sms)
   c.routing          = sc.cluster.routing;
   c.routing.seed     = sc.seed;
   // One expert load for every verb (cluster.expert_load); the cluster path draws its own routing instead.
-  c.expert_load = expert_load_model(sc.cluster);
+  c.expert_load         = expert_load_model(sc.cluster);
+  c.moe_dp_chunk_tokens = sc.execution.moe_dp_chunk_tokens > 0 ? sc.execution.moe_dp_chunk_tokens
+                                                               : engine_row(sc.engine).moe_dp_chunk_tokens;
   return c;
 }
 

@@ -68,8 +68,13 @@ struct GpuParams {
 struct StepPlan {
   std::string schedule = "serial"; ///< a name in schedule_registry()
   int num_layers       = 0;
-  int first_k_dense    = 0;          ///< leading dense layers (no D/C)
-  bool prefill         = false;      ///< a prefill step (schedules that order the phases differently read it)
+  int first_k_dense    = 0;     ///< leading dense layers (no D/C)
+  bool prefill         = false; ///< a prefill step (schedules that order the phases differently read it)
+  /** The engine's DBO collectives wait on the compute stream's tail as the host finds it after a yield, not on their
+   *  own micro-batch's compute (vLLM's DeepEP high-throughput prepare/finalize before its event was captured ahead of
+   *  the yield: config/EngineTable.hpp, dbo_ht_waits_compute_tail). The dbo schedule then issues in that
+   *  prepare/finalize's host order. */
+  bool collectives_wait_compute_tail = false;
   std::vector<UbatchCosts> ubatches; ///< one per micro-batch (1 = unsplit)
   HostParams host;
   GpuParams gpu;

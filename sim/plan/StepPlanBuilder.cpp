@@ -197,6 +197,15 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   const bool recv_hooks = split && a2a.has_recv_hook;
   if (recv_hooks && sc.parallel.ep > 1)
     plan.notes.emplace_back("DeepEP low-latency under DBO: D and C run as send + recv hook (return_recv_hook)");
+  // DeepEP high-throughput's DBO collectives in the engine's prepare/finalize (config/EngineTable.hpp).
+  const ServingEngine& engine        = engine_row(sc.engine);
+  plan.collectives_wait_compute_tail = split && chosen->build == &build_dbo && sc.parallel.ep > 1 &&
+                                       sc.parallel.backend == models::All2AllBackend::deepep_high_throughput &&
+                                       engine.dbo_ht_waits_compute_tail;
+  if (plan.collectives_wait_compute_tail)
+    plan.notes.push_back(fmt::format("{}@{} under DBO: each DeepEP high-throughput dispatch and combine waits for the "
+                                     "compute the other micro-batch queued before it ({})",
+                                     engine.name, engine.version, engine.dbo_ht_event_rule.source));
   for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,
                    plan.gpu.comm_slowdown_partitioned})
     if (!(f >= 1.0) || !std::isfinite(f))

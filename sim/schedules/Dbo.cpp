@@ -12,8 +12,47 @@
 
 namespace dbosim::sim {
 
+namespace {
+
+/** vLLM's DeepEP high-throughput prepare/finalize under DBO, its event taken after the yield
+ *  (StepPlan::collectives_wait_compute_tail). A thread yields before each dispatch and each combine, so the host issues
+ *  per MoE layer L:
+ *    A0_0 A1_0 | A0_1 A1_1 | D_0 S_0 MLP_0 | D_1 S_1 MLP_1 | C_0 | C_1
+ *  and each collective waits for the compute stream's tail at its issue: D_0 for A1_1, D_1 for MLP_0, C_0 for MLP_1.
+ *  Only a shared expert beside its own dispatch and the next layer's first attention beside C_1 overlap. */
+Schedule build_dbo_tail_wait(const StepPlan& plan)
+{
+  ScheduleBuilder b(plan, "dbo");
+  const StreamId comp = StreamId::compute;
+  const StreamId comm = StreamId::comm;
+  const int first     = plan.first_k_dense;
+  for (int layer = first; layer < plan.num_layers; ++layer) {
+    for (int ub = 0; ub < 2; ++ub) {
+      if (layer == first) // a thread runs the dense layers up to its first yield, at the first dispatch
+        for (int dense = 0; dense < first; ++dense)
+          b.issue_serial_layer(dense, ub, comp);
+      b.issue(OpKind::A0, layer, ub, comp);
+      b.issue(OpKind::A1, layer, ub, comp);
+    }
+    for (int ub = 0; ub < 2; ++ub) {
+      b.issue_after_tail(OpKind::D, layer, ub, comm, comp);
+      b.issue(OpKind::S, layer, ub, comp);
+      b.issue(OpKind::MLP, layer, ub, comp);
+    }
+    for (int ub = 0; ub < 2; ++ub)
+      b.issue_after_tail(OpKind::C, layer, ub, comm, comp);
+  }
+  if (first >= plan.num_layers) // no MoE layer: no yield, each thread runs the dense layers
+    issue_dense_layers_split(b);
+  return b.finish();
+}
+
+} // namespace
+
 Schedule build_dbo(const StepPlan& plan)
 {
+  if (plan.collectives_wait_compute_tail)
+    return build_dbo_tail_wait(plan);
   ScheduleBuilder b(plan, "dbo");
   const StreamId comp = StreamId::compute;
   const StreamId comm = StreamId::comm;

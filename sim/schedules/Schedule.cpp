@@ -44,6 +44,23 @@ void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
     issue_on_thread(recv_hook_of(k), layer, ub, s, ub);
 }
 
+void ScheduleBuilder::issue_after_tail(OpKind k, int layer, int ub, StreamId s, StreamId tail)
+{
+  const auto& fifo = sched_.stream_order[static_cast<int>(tail)];
+  if (fifo.empty()) {
+    issue(k, layer, ub, s);
+    return;
+  }
+  const OpVertex last    = fifo.back();
+  const std::size_t size = sched_.issue_order.size();
+  issue(k, layer, ub, s);
+  if (sched_.issue_order.size() == size)
+    return; // the layer has no such op
+  const OpVertex v = sched_.issue_order[size];
+  if (!boost::edge(last, v, sched_.graph).second)
+    boost::add_edge(last, v, OpEdge{EdgeKind::data}, sched_.graph);
+}
+
 void ScheduleBuilder::issue_recv_hook(OpKind k, int layer, int ub, StreamId s, int host_thread)
 {
   if (!is_comm_kind(k))

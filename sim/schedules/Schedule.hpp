@@ -48,6 +48,9 @@ public:
    *  Ops the layer does not have (D/C on dense layers, S without shared experts, recv hooks without hooks) are
    *  skipped. Unless place_recv_hooks() was called, a D or C with a recv hook is followed at once by its hook. */
   void issue(OpKind k, int layer, int ub, StreamId s);
+  /** @brief Issues as issue(), and the op also waits for the op last issued on stream `tail` (of any micro-batch): a
+   *  CUDA event recorded on that stream when the op is issued, not on its own producer. */
+  void issue_after_tail(OpKind k, int layer, int ub, StreamId s, StreamId tail);
   /** @brief The schedule places the recv hooks itself: issue_recv_hook, at the point where the other micro-batch's
    *  thread runs them (vLLM's dbo_maybe_run_recv_hook). */
   void place_recv_hooks() { explicit_hooks_ = true; }
