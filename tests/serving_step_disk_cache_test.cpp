@@ -64,7 +64,7 @@ std::string only_file(const std::string& dir)
 
 } // namespace
 
-TEST_CASE("serving::StepDiskTable: exact round trip under its own key only; damage is a miss", "[quick]")
+TEST_CASE("serving::StepDiskTable: exact round trip under its own key only, damage is a miss", "[quick]")
 {
   test::TempDir dir;
   const StepTime t = odd_time();
