@@ -5,6 +5,7 @@
 #include "cli/ServingCommand.hpp"
 #include "cli/ValidateCommand.hpp"
 #include "config/OutputDir.hpp"
+#include "serving/StepDiskCache.hpp"
 #include "sim/engine/SimConfig.hpp"
 #include "sim/engine/StepEngine.hpp"
 #include "sim/output/TraceSelection.hpp"
@@ -71,6 +72,11 @@ int main(int argc, char** argv)
   plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
       ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
+  std::string step_cache; // serving/StepDiskCache: the same folder for every verb that prices serving steps
+  for (CLI::App* verb : {run, sweep, plan})
+    verb->add_option("--step-cache", step_cache,
+                     "Keep the serving step times in DIR across runs (also DBOSIM_STEP_CACHE=DIR): a later run over "
+                     "the same model, profile, deployment and engine simulates none of them again (default: off)");
   CLI::App* models  = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw      = app.add_subcommand("hw", "List the hardware profiles");
   CLI::App* scheds  = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
@@ -89,6 +95,8 @@ int main(int argc, char** argv)
   }
 
   try {
+    if (!step_cache.empty())
+      serving::set_step_cache_dir(step_cache, "--step-cache");
     if (run->parsed()) {
       if (run_opt.scenario.empty() && !run_opt.help_params) {
         fmt::print(stderr, "dbosim run: a scenario file is required (or --help-params)\n");

@@ -1,5 +1,6 @@
 #include "config/InputFile.hpp"
 
+#include "base/ContentHash.hpp"
 #include "base/InputError.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <system_error>
 
 namespace dbosim {
@@ -88,7 +90,37 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes)
                                           "tab, CR and LF",
                                           c));
   }
+  InputDigest::record(path, bytes);
   return bytes;
+}
+
+namespace {
+thread_local InputDigest* innermost_digest = nullptr;
+} // namespace
+
+InputDigest::InputDigest() : outer_(innermost_digest) { innermost_digest = this; }
+
+InputDigest::~InputDigest() { innermost_digest = outer_; }
+
+void InputDigest::record(const std::string& path, const std::string& bytes)
+{
+  if (!innermost_digest)
+    return;
+  const std::uint64_t h = content_hash(bytes);
+  for (InputDigest* d = innermost_digest; d; d = d->outer_)
+    d->files_[path] = h;
+}
+
+std::string InputDigest::hex(const std::string& except) const
+{
+  std::set<std::uint64_t> contents; // sorted: the order the files were read in does not matter
+  for (const auto& [path, h] : files_)
+    if (path != except)
+      contents.insert(h);
+  std::uint64_t all = content_hash_seed;
+  for (const std::uint64_t h : contents)
+    all = content_hash(std::string_view(reinterpret_cast<const char*>(&h), sizeof h), all);
+  return fmt::format("{:016x}", all);
 }
 
 } // namespace dbosim

@@ -3,6 +3,8 @@
  * InputError (exit 2) naming the path, never a bad_alloc. */
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 
 namespace dbosim {
@@ -20,5 +22,24 @@ std::size_t first_invalid_utf8(const std::string& text);
  *  (read at most max_bytes + 1 bytes, so an endless file stops there), or when the path itself is not UTF-8 (names
  *  and paths are written into JSON outputs, which must be UTF-8). */
 std::string read_input_file(const std::string& path, std::size_t max_bytes = max_config_file_bytes);
+
+/** @brief While one is alive, every file read_input_file reads on its thread adds its bytes' content_hash: what a
+ *  loaded scenario's numbers depend on beyond its own text (profile, network facts, zoo model, histogram). Nests. */
+class InputDigest {
+public:
+  InputDigest();
+  ~InputDigest();
+  InputDigest(const InputDigest&)            = delete;
+  InputDigest& operator=(const InputDigest&) = delete;
+  /** @brief One hex digest of the contents of the files read so far but `except` (their paths left out, so that the
+   *  same bytes in another folder digest the same). */
+  std::string hex(const std::string& except) const;
+  /** @brief Called by read_input_file for each file it returns. */
+  static void record(const std::string& path, const std::string& bytes);
+
+private:
+  std::map<std::string, std::uint64_t> files_; ///< path -> content_hash of its bytes, the last read
+  InputDigest* outer_;
+};
 
 } // namespace dbosim

@@ -2,6 +2,7 @@
 
 #include "base/InputError.hpp"
 #include "config/DataDir.hpp"
+#include "config/InputFile.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"
@@ -257,6 +258,7 @@ std::string step_fingerprint(const YAML::Node& file)
 
 Scenario load_scenario(const std::string& path)
 {
+  const InputDigest inputs; // the files the scenario names, by content: part of its step fingerprint
   const YAML::Node file = load_yaml_file(path);
   YamlMap root(file, path, "");
   Scenario s;
@@ -278,9 +280,9 @@ Scenario load_scenario(const std::string& path)
     s.network = load_network_facts(net);
   }
   // The files the keys named, as loaded (a relative path names different files from different folders).
-  s.step_fingerprint =
-      fmt::format("{}\nmodel {} ({} layers); profile {} ({}, {}); network {}", step_fingerprint(file), s.model.name,
-                  s.model.num_layers, s.hw.name, s.hw.gpu, s.hw.provenance.date, s.network.name);
+  s.step_fingerprint = fmt::format("{}\nmodel {} ({} layers); profile {} ({}, {}); network {}; input files {}",
+                                   step_fingerprint(file), s.model.name, s.model.num_layers, s.hw.name, s.hw.gpu,
+                                   s.hw.provenance.date, s.network.name, inputs.hex(path));
   return s;
 }
 

@@ -1,5 +1,7 @@
 #include "serving/EngineOracle.hpp"
 
+#include "serving/StepDiskCache.hpp"
+
 #include "base/ChildProcess.hpp"
 #include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
@@ -120,10 +122,18 @@ RankWork EngineOracle::rank_work(const StepKey& key)
   if (t)
     if (auto it = t->find(key); it != t->end())
       return it->second;
+  if (disk_work_)
+    if (const RankWork* w = disk_work_->work(key)) {
+      if (t)
+        t->emplace(key, *w);
+      return *w;
+    }
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
   const RankWork w = rank_work_here(scenario_, key);
   if (t)
     t->emplace(key, w);
+  if (disk_work_)
+    disk_work_->put(key, w);
   return w;
 }
 
@@ -187,6 +197,18 @@ EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string>
     : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args)), engine_(engine),
       share_shapes_(share_shapes)
 {
+  if (const std::string dir = step_cache_dir(); !dir.empty() && !s.step_fingerprint.empty()) {
+    disk_times_ = &step_disk_table(dir, owner_of(s, engine_, simgrid_args_));
+    disk_work_  = &step_disk_table(dir, owner_of(s, sim::EngineKind::replay, {}));
+  }
+}
+
+EngineOracle::~EngineOracle()
+{
+  // A write that fails leaves the cache colder, never a result different.
+  for (StepDiskTable* t : {disk_times_, disk_work_})
+    if (t)
+      t->save();
 }
 
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
@@ -199,11 +221,18 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
   const bool share               = share_shapes_ && !scenario_.step_fingerprint.empty();
   std::map<StepKey, StepTime>* t = share ? &shared_times().of(owner_of(scenario_, engine_, simgrid_args_)) : nullptr;
   std::vector<bool> known(keys.size(), false);
+  std::vector<bool> from_disk(keys.size(), false);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (t)
       if (auto it = t->find(keys[i]); it != t->end()) {
         out[i]   = it->second;
         known[i] = true;
+        continue;
+      }
+    if (disk_times_)
+      if (const StepTime* d = disk_times_->time(keys[i])) {
+        out[i]       = *d;
+        from_disk[i] = true;
         continue;
       }
     if (engine_ == sim::EngineKind::simgrid) {
@@ -249,10 +278,12 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
                                       r.payload.size()));
     std::memcpy(&out[i], r.payload.data(), sizeof(StepTime));
   }
-  if (t)
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      if (!known[i])
-        t->emplace(keys[i], out[i]);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (t && !known[i])
+      t->emplace(keys[i], out[i]);
+    if (disk_times_ && !known[i] && !from_disk[i])
+      disk_times_->put(keys[i], out[i]);
+  }
   return out;
 }
 

@@ -13,6 +13,8 @@
 
 namespace dbosim::serving {
 
+class StepDiskTable;
+
 class EngineOracle : public StepTimeOracle {
 public:
   /** @brief `jobs` 0: the machine's cores, or DBOSIM_ORACLE_JOBS when set (the sweep runner sets 1 per point). */
@@ -20,8 +22,13 @@ public:
    *  Scenario::step_fingerprint, so that points of a sweep that differ only in their request stream simulate each
    *  shape once. Only for a scenario as loaded from its file (a Scenario changed in code keeps its file's
    *  fingerprint). */
+  /** With the on-disk step cache on (serving/StepDiskCache: DBOSIM_STEP_CACHE), a shape found there is not simulated,
+   *  and the shapes simulated here are added to it when the oracle ends. */
   explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {},
                         sim::EngineKind engine = sim::EngineKind::simgrid, bool share_shapes = false);
+  ~EngineOracle() override;
+  EngineOracle(const EngineOracle&)            = delete;
+  EngineOracle& operator=(const EngineOracle&) = delete;
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
   /** @brief From the step's plan, in this process (no SimGrid). */
   RankWork rank_work(const StepKey& key) override;
@@ -36,8 +43,10 @@ private:
   std::vector<std::string> simgrid_args_;
   sim::EngineKind engine_;
   bool share_shapes_;
-  long simulated_ = 0;
-  long replayed_  = 0;
+  StepDiskTable* disk_times_ = nullptr; ///< the on-disk cache's tables (nullptr: off)
+  StepDiskTable* disk_work_  = nullptr;
+  long simulated_            = 0;
+  long replayed_             = 0;
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */

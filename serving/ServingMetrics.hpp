@@ -13,6 +13,8 @@ namespace dbosim::serving {
 
 /** @brief numpy.percentile's default (linear interpolation between closest ranks); 0 for an empty list. */
 double percentile(std::vector<double> v, double pct);
+/** @brief The same of a list already sorted ascending (several percentiles of one list sort it once). */
+double percentile_of_sorted(const std::vector<double>& v, double pct);
 
 /** @brief A run's per-request samples as `vllm bench serve` collects them (seconds): TTFT and E2E latency of every
  *  request, TPOT of every request with more than one output token, every inter-token gap (ITL), and the totals. */

@@ -7,7 +7,7 @@
 #     cluster scenario (drawn routing: every rank simulated, seconds a run) runs --explain A0 only, with each
 #     --schedule run (the cost report is the single-rank code), and not its default schedule again (--compare ran it). Serving: run
 #     --compare / --explain / --schedule refused (2), sweep run to the end when it has a sweep: section (then
-#     --resume), else 2; plan 2. (The plain `run` of every scenario is the scenario:NAME test.)
+#     --resume), else 2, and else run twice over one --step-cache (the same summary.json); plan 2. (The plain `run` of every scenario is the scenario:NAME test.)
 #   a plan (plans/*.yaml) — run, run --compare, sweep: 2, "this is a plan file". (`plan` is the plan:NAME test.)
 #   "global" — models, hw, schedules, run --help-params, validate (0, or 3 when a case exceeds its tolerance, as
 #     validate/README.md documents; the gate against validate/baseline.yaml must pass), validate --bench-result on
@@ -137,6 +137,16 @@ if [ "$last_rc" = 2 ]; then # a serving scenario
     expect 2 'has no sweep: section' sweep "$input" --out "$out/sweep"
   fi
   expect 2 'a plan file needs a plan: section' plan "$input" --out "$out/plan"
+  # The on-disk step cache: a run over what an earlier run left simulates nothing and writes the same summary.json;
+  # a folder that cannot be made is exit 2.
+  if ! grep -q '^sweep:' "$input" &&
+    expect 0 '' run "$input" --step-cache "$out/steps" --out "$out/steps_cold" &&
+    expect 0 '' run "$input" --step-cache "$out/steps" --out "$out/steps_warm" &&
+    ! cmp -s "$out/steps_cold/summary.json" "$out/steps_warm/summary.json"; then
+    echo "FAIL: run --step-cache: the second run's summary.json differs from the first's"
+    fails=$((fails + 1))
+  fi
+  expect 2 'cannot create the step cache folder' run "$input" --step-cache /dev/null/steps --out "$out/steps_bad"
   finish
 fi
 

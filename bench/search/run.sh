@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The three search benchmarks (docs/results.md, "Speed"), timed on this machine (wall seconds and peak RSS from /usr/bin/time):
+# The search benchmarks (docs/results.md, "Speed"), timed on this machine (wall and CPU seconds, peak RSS from /usr/bin/time):
 #   bench/search/run.sh [BUILD_DIR]        (default: build)
 # 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto);
 # 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 32 serving points) and a 1,024-point serving plan
-#    (bench/search/plan_1k.yaml);
+#    (bench/search/plan_1k.yaml); the shipped plan again into an empty --step-cache and a second time over it (the
+#    step times from disk: nothing simulated again), its points.csv compared with the first run's;
 # 3. the EP1024 DeepSeek-V3 DBO decode step, every rank simulated, default trace (build/bench/cluster_step_bench
 #    measures the same step inside one process).
 set -euo pipefail
@@ -14,7 +15,7 @@ trap 'rm -rf "$out"' EXIT
 run() { # label, command...
   local label="$1"
   shift
-  /usr/bin/time -f "$label: %e s wall, %M KB peak RSS" "$@" > "$out/log.txt" 2> "$out/time.txt" || {
+  /usr/bin/time -f "$label: %e s wall, %U s user + %S s sys CPU, %M KB peak RSS" "$@" > "$out/log.txt" 2> "$out/time.txt" || {
     cat "$out/log.txt" "$out/time.txt"
     exit 1
   }
@@ -22,6 +23,14 @@ run() { # label, command...
 }
 run "sweep 10,000 step points (-j 2)" "$build/dbosim" sweep "$here/bench/search/sweep_10k.yaml" -j 2 --out "$out/sweep"
 run "shipped plan, 32 points (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 --out "$out/plan"
+run "shipped plan, empty --step-cache (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 \
+  --out "$out/plan-cold" --step-cache "$out/cache"
+run "shipped plan, warm --step-cache (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 \
+  --out "$out/plan-warm" --step-cache "$out/cache"
+for run_dir in plan-cold plan-warm; do
+  cmp "$out/plan/points.csv" "$out/$run_dir/points.csv" || { echo "$run_dir: points.csv differs"; exit 1; }
+done
+echo "step cache: points.csv identical without the cache, cold and warm ($(du -sh "$out/cache" | cut -f1) on disk)"
 run "plan, 1,024 serving points (-j 2)" "$build/dbosim" plan "$here/bench/search/plan_1k.yaml" -j 2 --out "$out/plan1k"
 run "EP1024 DBO decode step, every rank" "$build/dbosim" run \
   "$here/scenarios/dsv3_decode_ep1024_gb200_zipf_eplb.yaml" --out "$out/ep1024"
