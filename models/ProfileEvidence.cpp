@@ -25,9 +25,13 @@ const std::vector<FamilyInputs>& family_inputs()
   static const std::vector<FamilyInputs> all{
       {"gemm",
        {"gemm_"},
-       {"efficiency.gemm", "efficiency.gemm_fp8", "kernel_floors.gemm", "kernel_floors.gemm_fp8"},
+       {"efficiency.gemm", "efficiency.gemm_fp8", "efficiency.gemm_fp4", "kernel_floors.gemm",
+        "kernel_floors.gemm_fp8"},
        {}},
-      {"grouped_gemm", {"grouped_gemm_"}, {"efficiency.gemm", "efficiency.gemm_fp8", "kernel_floors.grouped_gemm"}, {}},
+      {"grouped_gemm",
+       {"grouped_gemm_"},
+       {"efficiency.gemm", "efficiency.gemm_fp8", "efficiency.gemm_fp4", "kernel_floors.grouped_gemm"},
+       {}},
       {"mla_decode", {"mla_decode"}, {"efficiency.attention", "kernel_floors.attention"}, {}},
       {"attention", {"attention_"}, {"efficiency.attention", "kernel_floors.attention"}, {}},
       {"memory",
@@ -95,7 +99,9 @@ std::string part_family(const OpKernelPart& p)
 std::string efficiency_key(const HwProfile& hw, const std::string& family, const OpKernelPart& p)
 {
   if (family == "gemm" || family == "grouped_gemm")
-    return p.compute_dtype == DType::fp8 && hw.gemm_fp8_efficiency > 0 ? "efficiency.gemm_fp8" : "efficiency.gemm";
+    return p.compute_dtype == DType::fp8 && hw.gemm_fp8_efficiency > 0   ? "efficiency.gemm_fp8"
+           : p.compute_dtype == DType::fp4 && hw.gemm_fp4_efficiency > 0 ? "efficiency.gemm_fp4"
+                                                                         : "efficiency.gemm";
   if (family == "mla_decode" || family == "attention")
     return "efficiency.attention";
   return "efficiency.memory";
