@@ -209,7 +209,7 @@ TEST_CASE("launch: the quantized checkpoint and the precision flags each engine 
   s = fp4_scenario("deepseek-r1-fp4", "b200", "precision: {dispatch_dtype: nvfp4}\nexecution: {cuda_graph: full}\n");
   s.parallel.backend   = dbosim::models::All2AllBackend::deepep_high_throughput;
   const std::string ht = format_launch(launch_command(s));
-  CHECK_FALSE(has(ht, "VLLM_DEEPEPLL_NVFP4_DISPATCH"));
+  CHECK_FALSE(has(ht, "export VLLM_DEEPEPLL_NVFP4_DISPATCH"));
   CHECK(has(ht, "# not a vLLM flag: precision.dispatch_dtype nvfp4 with deepep_high_throughput"));
 
   // AMD's MXFP4 R1: the checkpoint names its format (quark); a KV dtype set by the scenario is a flag, a weight format
