@@ -2,7 +2,9 @@
 #include "config/EngineTable.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
+#include "config/NetworkFactsLoader.hpp"
 #include "models/All2AllTable.hpp"
+#include "models/ProfileEvidence.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
@@ -25,6 +27,14 @@ int hw_command()
     fmt::print("{:<8} {:<10} {:>4} {:>9.0f} {:>9.0f} {:>9.2f} {:>10.0f} {:>7}  {}\n", name, hw.provenance.kind,
                hw.sm_count, peak(models::DType::bf16), peak(models::DType::fp8), hw.hbm_bytes_per_s / 1e12,
                hw.nvlink_bytes_per_s / 1e9, hw.nvlink_domain_size, hw.gpu);
+  }
+  // Evidence per family (models/ProfileEvidence): classified from each profile's and network file's sources.
+  fmt::print("\nevidence per kernel family (tables; the keys that price other shapes, at their weakest kind):\n");
+  for (const auto& name : list_hw_profiles()) {
+    const models::HwProfile hw     = load_hw_profile(name);
+    const models::NetworkFacts net = load_network_facts(name);
+    fmt::print("{} ({})\n{}", name, hw.provenance.kind,
+               models::format_profile_evidence(models::profile_evidence(hw, &net)));
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
+#include "models/ProfileEvidence.hpp"
 #include "plan/LaunchCommand.hpp"
 #include "serving/KvCapacity.hpp"
 #include "sim/output/OutputGuards.hpp"
@@ -44,6 +45,21 @@ std::string kv_fit_note(const Scenario& s)
                      why);
 }
 
+/** @brief A note naming the families whose costs in `cost` rest on estimated profile numbers (models/ProfileEvidence),
+ *  "" when none: the step's costs are only as good as those numbers. */
+std::string estimated_families_note(const Scenario& s, const CostReport& cost)
+{
+  const bool scale_out = s.parallel.ep > s.hw.nvlink_domain_size;
+  const std::vector<std::string> used =
+      models::estimated_families_used(s.hw, s.parallel.ep > 1 ? &s.network : nullptr,
+                                      {&cost.moe_layer, &cost.dense_layer}, {&cost.step_work}, scale_out);
+  if (used.empty())
+    return "";
+  return fmt::format("note: profile {} prices these kernel families with estimates (no measured or published "
+                     "figure; `dbosim hw` lists each profile's evidence): {}\n",
+                     s.hw.name, fmt::join(used, "; "));
+}
+
 } // namespace
 
 int run_command(const RunOptions& opt)
@@ -68,11 +84,13 @@ int run_command(const RunOptions& opt)
       throw InputError(opt.scenario, fmt::format("{} appl{} to one-step scenarios; this one is a serving run "
                                                  "(workload.num_prompts or workload.trace), which would ignore it",
                                                  flags, flags.find(',') == std::string::npos ? "ies" : "y"));
+    fmt::print(stderr, "{}", estimated_families_note(s, build_cost_report(s)));
     return serving_command(s, opt.out_dir, opt.simgrid_args, engine, opt.share_shapes);
   }
   const CostReport cost = build_cost_report(s);
   fmt::print("{}", format_cost_report(s, cost));
   fmt::print(stderr, "{}", kv_fit_note(s));
+  fmt::print(stderr, "{}", estimated_families_note(s, cost));
   if (!opt.explain.empty())
     fmt::print("{}engine {}", explain_op(cost, opt.explain), engine_rules_text(engine_row(s.engine)));
 

@@ -150,6 +150,8 @@ void read_efficiency(YamlMap& root, HwProfile& hw)
   hw.gemm_efficiency = sourced_number(eff, "gemm", 0.01, 1.0, hw);
   if (eff.has("gemm_fp8"))
     hw.gemm_fp8_efficiency = sourced_number(eff, "gemm_fp8", 0.01, 1.0, hw);
+  if (eff.has("gemm_fp4"))
+    hw.gemm_fp4_efficiency = sourced_number(eff, "gemm_fp4", 0.01, 1.0, hw);
   hw.attention_efficiency = sourced_number(eff, "attention", 0.01, 1.0, hw);
   hw.memory_efficiency    = sourced_number(eff, "memory", 0.01, 1.0, hw);
   eff.finish();
@@ -243,6 +245,8 @@ void read_tables(YamlMap& root, HwProfile& hw)
     table.us_by_tokens = read_curve(t, "tokens", "us", 0.0, 1e9, 1.0);
     if (table.us_by_tokens.x.front() < 1)
       t.fail("tokens", "tokens must be >= 1");
+    if (t.has("beyond_last"))
+      table.roofline_past_last = t.get_enum("beyond_last", {"scale", "roofline"}) == "roofline";
     t.finish();
     hw.tables.push_back(std::move(table));
   }

@@ -39,6 +39,9 @@ struct OpTable {
   std::string family;
   std::map<std::string, int> dims;
   Curve us_by_tokens; ///< x = tokens (M, or batch for attention), y = microseconds on the full GPU
+  /** Past the last point: false scales the last point by tokens (a measured table's own trend); true takes the larger
+   *  of the last point and the roofline (a published table that stops at a small M: `beyond_last: roofline`). */
+  bool roofline_past_last = false;
 };
 
 /** @brief A measured per-shape SM table: one kernel's speed t(full GPU) / t(sms SMs) over tokens at one SM count
@@ -91,7 +94,9 @@ struct HwProfile {
   /** Roofline fraction of the FP8 peak reached by large FP8 GEMMs (dense and grouped), measured apart from BF16's
    *  because FP8 GEMMs reach a smaller fraction of their (twice as high) peak; 0 = not in the profile: FP8 GEMMs use
    *  gemm_efficiency. */
-  double gemm_fp8_efficiency  = 0;
+  double gemm_fp8_efficiency = 0;
+  /** Likewise for FP4 GEMMs (NVFP4 / MXFP4) against the FP4 peak; 0 = not in the profile: gemm_efficiency. */
+  double gemm_fp4_efficiency  = 0;
   double attention_efficiency = 0; ///< roofline fraction of peak reached by attention kernels
   double memory_efficiency    = 0; ///< fraction of HBM bandwidth reached by streaming kernels
 

@@ -82,8 +82,10 @@ KernelTime roofline_time(const HwProfile& hw, const KernelWork& k)
   const double peak = peak_for(hw, k.compute_dtype);
   // An FP8 GEMM's own measured fraction of the FP8 peak where the profile has one (BF16's is larger).
   const bool fp8_gemm = k.efficiency == Efficiency::gemm && k.compute_dtype == DType::fp8 && hw.gemm_fp8_efficiency > 0;
-  const double eff    = fp8_gemm ? hw.gemm_fp8_efficiency : fraction(hw, k.efficiency);
-  const std::string eff_name = fp8_gemm ? "gemm_fp8" : efficiency_name(k.efficiency);
+  // Likewise FP4 GEMMs (a fraction fitted on published FP4 GEMM figures where the profile has one).
+  const bool fp4_gemm = k.efficiency == Efficiency::gemm && k.compute_dtype == DType::fp4 && hw.gemm_fp4_efficiency > 0;
+  const double eff = fp8_gemm ? hw.gemm_fp8_efficiency : fp4_gemm ? hw.gemm_fp4_efficiency : fraction(hw, k.efficiency);
+  const std::string eff_name = fp8_gemm ? "gemm_fp8" : fp4_gemm ? "gemm_fp4" : efficiency_name(k.efficiency);
   const double compute_us    = k.flops / (peak * eff) * 1e6;
   out.us                     = std::max(compute_us, memory_us);
   out.bound                  = compute_us >= memory_us ? Bound::compute : Bound::memory;
@@ -176,13 +178,19 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
       }
       KernelTime out;
       TableLookup how = TableLookup::exact;
-      const double us = table_us(t->us_by_tokens, k.table_tokens, &how);
-      out.us          = us * k.table_scale;
-      out.bound       = Bound::table;
-      out.table       = *family;
+      double us       = table_us(t->us_by_tokens, k.table_tokens, &how);
+      if (how == TableLookup::extrapolated && t->roofline_past_last) // past a published table's last point
+        us = std::max(t->us_by_tokens.y.back(), roofline_time(hw, k).us);
+      out.us    = us * k.table_scale;
+      out.bound = Bound::table;
+      out.table = *family;
       if (cost_explanations())
         out.method = fmt::format("{}: table {} at {:g} tokens, {}: {:.3f} us", k.name, table_key(*family, k.table_dims),
-                                 k.table_tokens, table_lookup_name(how), us);
+                                 k.table_tokens,
+                                 how == TableLookup::extrapolated && t->roofline_past_last
+                                     ? "past its last point, the larger of that point and the roofline"
+                                     : table_lookup_name(how),
+                                 us);
       if (k.table_scale != 1 && cost_explanations())
         out.method += fmt::format(" x {:.4g} (active share of the table's experts) = {:.3f} us", k.table_scale, out.us);
       return out;

@@ -2,6 +2,7 @@
 
 #include "config/EngineTable.hpp"
 #include "models/All2AllTable.hpp"
+#include "plan/PrecisionLaunch.hpp"
 
 #include <fmt/format.h>
 
@@ -93,6 +94,9 @@ LaunchCommand sglang_launch(const Scenario& s)
   args += fmt::format(" --max-running-requests {}", s.scheduler.max_num_seqs);
   if (s.execution.cuda_graph == CudaGraphMode::none)
     args += " --disable-cuda-graph";
+  const PrecisionLaunch precision = precision_launch(s, LaunchFamily::sglang_launch_server);
+  args += precision.args;
+  l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
   if (s.cluster.routing.redundant_experts > 0)
     l.notes.push_back(fmt::format("# EPLB with {} redundant experts: SGLang's EPLB flags are not spelled here",
                                   s.cluster.routing.redundant_experts));
@@ -126,10 +130,13 @@ LaunchCommand trtllm_launch(const Scenario& s)
   // The capacity scheduler's policy (useful-runtime-flags.md, 'Capacity Scheduler Policy'): the default reserves.
   if (resolved_kv_admission(s.scheduler.kv_admission, s.engine) == KvAdmission::preempt)
     yaml += " scheduler_config: {capacity_scheduler_policy: MAX_UTILIZATION};";
+  const PrecisionLaunch precision = precision_launch(s, LaunchFamily::trtllm_serve);
+  yaml += precision.trtllm_options;
   if (!yaml.empty()) {
     args += " --extra_llm_api_options extra-llm-api-config.yml";
     l.notes.push_back("# extra-llm-api-config.yml:" + yaml.substr(0, yaml.size() - 1));
   }
+  l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
   if (s.overlap.dbo_enabled())
     l.notes.push_back(
         "# not a TensorRT-LLM flag: overlap.enable_dbo (dbosim runs vLLM's DBO order for the split steps)");

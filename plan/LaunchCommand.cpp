@@ -3,6 +3,7 @@
 #include "config/EngineTable.hpp"
 #include "models/All2AllTable.hpp"
 #include "plan/EngineLaunches.hpp"
+#include "plan/PrecisionLaunch.hpp"
 
 #include <fmt/format.h>
 
@@ -118,6 +119,12 @@ LaunchCommand vllm_launch(const Scenario& s)
     args += fmt::format(" --block-size {}", sch.block_size);
   if (sch.num_gpu_blocks_override > 0)
     args += fmt::format(" --num-gpu-blocks-override {}", sch.num_gpu_blocks_override);
+  // The precision flags (plan/PrecisionLaunch): KV-cache dtype, NVFP4 dispatch; the weights' format is the
+  // checkpoint's.
+  const PrecisionLaunch precision = precision_launch(s, LaunchFamily::vllm_serve);
+  args += precision.args;
+  l.env.insert(l.env.end(), precision.env.begin(), precision.env.end());
+  l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
   // CUDA graphs: CompilationConfig.cudagraph_mode (vllm/config/compilation.py, CUDAGraphMode). dbosim's full graphs
   // replay decode steps and run the rest eagerly; vLLM's FULL_AND_PIECEWISE (its v1 default) replays decode batches
   // as full graphs and the mixed ones as piecewise graphs. none is --enforce-eager (ModelConfig.enforce_eager).

@@ -1,5 +1,6 @@
 /* dbosim tests — plan/LaunchCommand: the vLLM launch of a scenario (flags, environment, per-node placeholders, notes
  * for what vLLM has no flag for), on the shipped scenarios. */
+#include "TempDir.hpp"
 #include "config/EngineTable.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "plan/LaunchCommand.hpp"
@@ -23,6 +24,18 @@ Scenario shipped(const std::string& name)
 }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+/** The default scenario's layout with another model and GPU and extra YAML (precision keys), loaded as a user would. */
+Scenario fp4_scenario(const std::string& model, const std::string& hardware, const std::string& extra)
+{
+  const dbosim::test::TempDir dir;
+  return load_scenario(dir.write("s.yaml", "model: " + model + "\nhardware: " + hardware +
+                                               "\ncluster: {nodes: 1, gpus_per_node: 8}\n"
+                                               "parallel: {dp: 8, ep: 8, tp: 1}\n"
+                                               "workload: {phase: decode, tokens_per_rank: 16, context_len: 1024}\n"
+                                               "overlap: {enable_dbo: true, all2all_backend: deepep_low_latency}\n" +
+                                               extra));
+}
 
 } // namespace
 
@@ -167,4 +180,50 @@ TEST_CASE("launch: the KV admission is TensorRT-LLM's capacity policy, and a not
   CHECK(!has(format_launch(launch_command(s)), "scheduler.kv_admission")); // preempt is vLLM's own
   s.scheduler.kv_admission = dbosim::KvAdmission::reserve;
   CHECK(has(format_launch(launch_command(s)), "not a vLLM flag: scheduler.kv_admission reserve"));
+}
+
+TEST_CASE("launch: the quantized checkpoint and the precision flags each engine takes", "[quick]")
+{
+  // NVIDIA's NVFP4 R1 (FP8 KV from its kv_cache_quant_algo) with the NVFP4 dispatch.
+  Scenario s      = fp4_scenario("deepseek-r1-fp4", "b200", "precision: {dispatch_dtype: nvfp4}\n");
+  const auto vllm = launch_command(s);
+  CHECK(vllm.nodes.at(0).rfind("vllm serve nvidia/DeepSeek-R1-FP4 ", 0) == 0);
+  CHECK(has(vllm.nodes.at(0), " --kv-cache-dtype fp8"));
+  CHECK_FALSE(has(vllm.nodes.at(0), "--quantization")); // vLLM reads modelopt_fp4 from the checkpoint
+  CHECK(has(format_launch(vllm), "export VLLM_DEEPEPLL_NVFP4_DISPATCH=1\n"));
+
+  s.engine                 = dbosim::find_engine("sglang");
+  const std::string sglang = format_launch(launch_command(s));
+  CHECK(has(sglang, "--model-path nvidia/DeepSeek-R1-FP4 "));
+  CHECK(has(sglang, " --kv-cache-dtype fp8_e4m3"));
+  CHECK(has(sglang, " --quantization modelopt_fp4"));
+  CHECK(has(sglang, "# not a SGLang flag: precision.dispatch_dtype nvfp4"));
+
+  s.engine                 = dbosim::find_engine("trtllm");
+  const std::string trtllm = format_launch(launch_command(s));
+  CHECK(has(trtllm, "trtllm-serve nvidia/DeepSeek-R1-FP4 "));
+  CHECK(has(trtllm, "kv_cache_config: {dtype: fp8}"));
+  CHECK(has(trtllm, "--extra_llm_api_options extra-llm-api-config.yml"));
+
+  // The NVFP4 dispatch switch is DeepEP low-latency's: another backend gets a note, never the variable.
+  s = fp4_scenario("deepseek-r1-fp4", "b200", "precision: {dispatch_dtype: nvfp4}\nexecution: {cuda_graph: full}\n");
+  s.parallel.backend   = dbosim::models::All2AllBackend::deepep_high_throughput;
+  const std::string ht = format_launch(launch_command(s));
+  CHECK_FALSE(has(ht, "export VLLM_DEEPEPLL_NVFP4_DISPATCH"));
+  CHECK(has(ht, "# not a vLLM flag: precision.dispatch_dtype nvfp4 with deepep_high_throughput"));
+
+  // AMD's MXFP4 R1: the checkpoint names its format (quark); a KV dtype set by the scenario is a flag, a weight format
+  // the scenario changes is a note (it needs another checkpoint).
+  const Scenario amd =
+      fp4_scenario("deepseek-r1-mxfp4", "mi355x", "precision: {kv_cache_dtype: fp8, shared_experts: fp8_block}\n");
+  const std::string amd_text = format_launch(launch_command(amd));
+  CHECK(has(amd_text, "vllm serve amd/DeepSeek-R1-0528-MXFP4-ASQ "));
+  CHECK(has(amd_text, " --kv-cache-dtype fp8"));
+  CHECK(has(amd_text, "# not a vLLM flag: precision.shared_experts fp8_block"));
+  CHECK_FALSE(has(amd_text, "NVFP4"));
+
+  // The BF16-KV FP8 checkpoint of the shipped scenarios: none of these flags.
+  const std::string plain = format_launch(launch_command(shipped("default")));
+  for (const char* flag : {"--kv-cache-dtype", "--quantization", "NVFP4_DISPATCH", "precision."})
+    CHECK_FALSE(has(plain, flag));
 }
