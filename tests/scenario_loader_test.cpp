@@ -200,7 +200,7 @@ TEST_CASE("config::ScenarioLoader: dbo_comm_sms defaults to the profile's platfo
   CHECK(load_scenario(dir.write("cuda.yaml", kBase)).overlap.dbo_comm_sms == 20);
   const std::string rocm = replace(kBase, "hardware: h200", "hardware: mi300x");
   const auto s           = load_scenario(dir.write("rocm.yaml", rocm));
-  CHECK(s.hw.platform.stack == "rocm");
+  CHECK(s.hw.platform.stack == dbosim::models::Platform::rocm);
   CHECK(s.overlap.dbo_comm_sms == 64);
   CHECK_FALSE(s.hw.platform.deepep_ht_dbo_partition);
   CHECK(s.hw.sources.count("platform.dbo_comm_sms") == 1);

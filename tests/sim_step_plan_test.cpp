@@ -142,14 +142,14 @@ TEST_CASE("sim::StepPlanBuilder: CUDA graphs only for uniform decode", "[quick]"
 
 TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under DBO only", "[quick]")
 {
-  Scenario s                                         = scenario(64);
-  s.parallel.backend                                 = models::All2AllBackend::deepep_high_throughput;
-  s.overlap.dbo_comm_sms                             = 20;
-  s.hw.interference["compute_with_comm"]             = 1.2;
-  s.hw.interference["compute_with_comm_partitioned"] = 1.05;
-  s.hw.interference["comm_with_compute"]             = 1.3;
-  s.hw.interference["comm_with_compute_partitioned"] = 1.1;
-  StepPlan p                                         = build_step_plan(s, s.step, linear_costs(132));
+  Scenario s                                      = scenario(64);
+  s.parallel.backend                              = models::All2AllBackend::deepep_high_throughput;
+  s.overlap.dbo_comm_sms                          = 20;
+  s.hw.interference.compute_with_comm             = 1.2;
+  s.hw.interference.compute_with_comm_partitioned = 1.05;
+  s.hw.interference.comm_with_compute             = 1.3;
+  s.hw.interference.comm_with_compute_partitioned = 1.1;
+  StepPlan p                                      = build_step_plan(s, s.step, linear_costs(132));
   CHECK(p.gpu.comm_sms == 20);
   CHECK(p.gpu.comm_uses_sms);
   CHECK(p.gpu.interference_partitioned == 1.05);
@@ -184,7 +184,7 @@ TEST_CASE("sim::StepPlanBuilder: SM partition for DeepEP high-throughput under D
   }
   SECTION("a platform whose rule forbids the partition (vLLM on ROCm) holds no comm SMs")
   {
-    s.hw.platform.stack                   = "rocm";
+    s.hw.platform.stack                   = models::Platform::rocm;
     s.hw.platform.deepep_ht_dbo_partition = false;
     StepPlan r                            = build_step_plan(s, s.step, linear_costs(132));
     CHECK(r.gpu.comm_sms == 0);

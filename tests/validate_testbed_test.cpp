@@ -82,7 +82,7 @@ TEST_CASE("validate testbed: op durations come from the profile's tables and SM 
   CHECK(p.ubatches[0].find(true, models::OpKind::D)->duration_us ==
         Approx(s.tokens / 2.0 * s.comm_bytes_per_token / bw * 1e6));
   CHECK(p.host.cuda_graph);
-  CHECK(p.gpu.interference_shared == Approx(hw.interference.at("compute_with_comm")));
+  CHECK(p.gpu.interference_shared == Approx(hw.interference.compute_with_comm.value()));
 }
 
 TEST_CASE("validate testbed: strict shapes file", "[quick]")

@@ -55,12 +55,6 @@ static sim::OpSpec comm_spec(const TestbedShape& s, OpKind k, int tokens, const 
   return sim::OpSpec{k, us, us, 1};
 }
 
-static double factor(const models::HwProfile& hw, const std::string& key)
-{
-  auto it = hw.interference.find(key);
-  return it == hw.interference.end() ? 1.0 : it->second;
-}
-
 sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, const models::HwProfile& hw,
                                 const std::string& gemm_family)
 {
@@ -86,10 +80,10 @@ sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, 
   plan.gpu.sm_count                  = hw.sm_count;
   plan.gpu.comm_sms                  = v.partition ? s.comm_ctas : 0;
   plan.gpu.comm_uses_sms             = true;
-  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
-  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
-  plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
-  plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
+  plan.gpu.interference_shared       = hw.interference.compute_with_comm.value_or(1.0);
+  plan.gpu.interference_partitioned  = hw.interference.compute_with_comm_partitioned.value_or(1.0);
+  plan.gpu.comm_slowdown_shared      = hw.interference.comm_with_compute.value_or(1.0);
+  plan.gpu.comm_slowdown_partitioned = hw.interference.comm_with_compute_partitioned.value_or(1.0);
   // The copy CTA reserves DeepEP's shared memory: one per SM and no GEMM CTA beside it (the testbed log records
   // cudaOccupancyMaxActiveBlocksPerMultiprocessor = 1 on the H200).
   plan.gpu.comm_needs_whole_sms = s.comm_smem_bytes > 0;

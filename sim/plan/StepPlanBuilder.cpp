@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace dbosim::sim {
 
@@ -72,14 +73,15 @@ static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSour
   return out;
 }
 
-static double interference(const models::HwProfile& hw, const char* key, StepPlan& plan)
+static double interference(const models::HwProfile& hw, std::optional<double> models::Interference::*factor,
+                           StepPlan& plan)
 {
-  auto it = hw.interference.find(key);
-  if (it == hw.interference.end()) {
-    plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
-    return 1.0;
-  }
-  return it->second;
+  if (const std::optional<double>& f = hw.interference.*factor)
+    return *f;
+  for (const auto& [key, member] : models::Interference::keys)
+    if (member == factor)
+      plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
+  return 1.0;
 }
 
 /** The schedule a step runs: --schedule, else overlap.schedule (else the engine row's schedule of the step's phase)
@@ -177,16 +179,17 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
     partition = false;
     plan.notes.emplace_back(
         fmt::format("{}: no comm SM partition for DeepEP high-throughput under DBO (platform.deepep_ht_dbo_partition)",
-                    hw.platform.stack));
+                    models::platform_name(hw.platform.stack)));
   }
   plan.gpu.sm_count      = hw.sm_count;
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
   plan.gpu.comm_uses_sms = a2a.holds_sms;
   if (plan.gpu.comm_uses_sms) {
-    plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
-    plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
-    plan.gpu.comm_slowdown_shared      = interference(hw, "comm_with_compute", plan);
-    plan.gpu.comm_slowdown_partitioned = interference(hw, "comm_with_compute_partitioned", plan);
+    using models::Interference;
+    plan.gpu.interference_shared       = interference(hw, &Interference::compute_with_comm, plan);
+    plan.gpu.interference_partitioned  = interference(hw, &Interference::compute_with_comm_partitioned, plan);
+    plan.gpu.comm_slowdown_shared      = interference(hw, &Interference::comm_with_compute, plan);
+    plan.gpu.comm_slowdown_partitioned = interference(hw, &Interference::comm_with_compute_partitioned, plan);
   }
   // DeepEP's high-throughput kernels reserve more than half an SM's shared memory per CTA (intranode dispatch: 768
   // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
