@@ -48,7 +48,7 @@ TEST_CASE("validate testbed: plan files are the schedule's op list with cross-st
     while (std::getline(in, line))
       if (line.rfind("op ", 0) == 0 && line.substr(line.find(" waits") + 6).find_first_not_of(' ') != std::string::npos)
         ++waits;
-    if (v.schedule == "serial")
+    if (v.schedule == sim::ScheduleId::serial)
       CHECK(waits == 0);
     else
       CHECK(waits > 0);

@@ -112,8 +112,7 @@ sim::StepPlan external_step_plan(const TestbedOps& t, const models::HwProfile& h
   if (smem_copies > 0 && smem_copies < copies)
     throw InputError(t.file, 0, 0, "smem_bytes_per_cta",
                      "copy kernels must all reserve shared memory or none (the engine models one residency rule)");
-  sim::StepPlan plan;
-  plan.schedule                      = "external";
+  sim::StepPlan plan; // its schedule is external_schedule's, not a table row: plan.schedule is not read
   plan.num_layers                    = 1;
   plan.host.cuda_graph               = true; // issued ahead of the GPU behind a gate: no launch cost
   plan.host.kernel_gap_us            = hw.graph_replay_kernel_us;

@@ -30,7 +30,7 @@ static const GemmDims& dims_of(const TestbedShape& s, OpKind k)
   }
 }
 
-static int ubatches_of(const TestbedVariant& v) { return v.schedule == "dbo" ? 2 : 1; }
+static int ubatches_of(const TestbedVariant& v) { return sim::schedule_traits_of(v.schedule).num_ubatches; }
 
 static sim::OpSpec compute_spec(const TestbedShape& s, OpKind k, int tokens, const models::HwProfile& hw,
                                 const std::string& family, int compute_sms)
@@ -97,7 +97,8 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
   const int tokens = s.tokens / ub;
   std::string out  = fmt::format("# dbosim overlap-testbed plan: shape {}, schedule {}{}, {} micro-batch(es) of {} "
                                   "tokens; written by `dbosim validate --write-testbed-plans`\n",
-                                 s.name, v.schedule, v.partition ? " on a green-context partition" : "", ub, tokens);
+                                 s.name, sim::schedule_name(v.schedule),
+                                v.partition ? " on a green-context partition" : "", ub, tokens);
   out += fmt::format("name {}\npartition_compute_sms {}\ncomm_priority {}\ncomm_smem_bytes {}\n",
                      testbed_case_name(s, v), v.partition ? hw.sm_count - s.comm_ctas : 0,
                      v.comm_high_priority ? "high" : "default", s.comm_smem_bytes);

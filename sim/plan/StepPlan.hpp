@@ -2,6 +2,7 @@
  * StepPlanBuilder, or by hand in tests). The engine never sees model names: only op costs, streams and host/GPU
  * parameters. */
 #pragma once
+#include "config/ScheduleTable.hpp"
 #include "sim/plan/Op.hpp"
 
 #include <string>
@@ -66,10 +67,10 @@ struct GpuParams {
 };
 
 struct StepPlan {
-  std::string schedule = "serial"; ///< a name in schedule_registry()
-  int num_layers       = 0;
-  int first_k_dense    = 0;          ///< leading dense layers (no D/C)
-  bool prefill         = false;      ///< a prefill step (schedules that order the phases differently read it)
+  ScheduleId schedule = ScheduleId::serial; ///< its row of config/ScheduleTable.hpp
+  int num_layers      = 0;
+  int first_k_dense   = 0;           ///< leading dense layers (no D/C)
+  bool prefill        = false;       ///< a prefill step (schedules that order the phases differently read it)
   std::vector<UbatchCosts> ubatches; ///< one per micro-batch (1 = unsplit)
   HostParams host;
   GpuParams gpu;

@@ -88,25 +88,24 @@ static double interference(const models::HwProfile& hw, std::optional<double> mo
  *  for the steps with its micro-batch count, else vLLM's rules (dbo when split, else async_combine or serial). Only a
  *  schedule the scenario names earns a note when the step's micro-batches overrule it: the engine's default is its
  *  rule for the steps it fits. */
-static std::string choose_schedule(const Deployment& sc, Phase phase, const std::string& forced, bool split, int nub,
-                                   std::vector<std::string>& notes)
+static ScheduleId choose_schedule(const Deployment& sc, Phase phase, const std::string& forced, bool split, int nub,
+                                  std::vector<std::string>& notes)
 {
   const OverlapConfig& o = sc.overlap;
-  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
-  if (!forced.empty())
-    return forced;
-  const bool named        = !o.schedule.empty();
-  const std::string asked = named ? o.schedule : engine_schedule(engine_row(sc.engine), phase == Phase::prefill);
-  const auto& reg         = schedule_registry();
-  const auto e = std::find_if(reg.begin(), reg.end(), [&](const ScheduleEntry& r) { return asked == r.name; });
-  if (e == reg.end())
-    throw InputError(sc.file, 0, 0, named ? "overlap.schedule" : "engine", fmt::format("unknown schedule '{}'", asked),
-                     schedule_names());
-  if (e->num_ubatches == nub)
+  const ScheduleId rule  = split ? ScheduleId::dbo : (o.async_combine ? ScheduleId::async_combine : ScheduleId::serial);
+  if (!forced.empty()) {
+    if (const std::optional<ScheduleId> id = schedule_named(forced))
+      return *id;
+    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", forced), schedule_names());
+  }
+  const bool named       = o.schedule.has_value();
+  const ScheduleId asked = named ? *o.schedule : engine_schedule(engine_row(sc.engine), phase == Phase::prefill);
+  const ScheduleEntry& e = schedule_entry(asked);
+  if (e.num_ubatches == nub)
     return asked;
   if (named)
-    notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)", asked,
-                                e->num_ubatches, nub, rule));
+    notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)", e.name,
+                                e.num_ubatches, nub, schedule_name(rule)));
   return rule;
 }
 
@@ -146,12 +145,7 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   if (split && o.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
-  const ScheduleEntry* chosen = nullptr;
-  for (const ScheduleEntry& e : schedule_registry())
-    chosen = plan.schedule == e.name ? &e : chosen;
-  if (!chosen)
-    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
-                     schedule_names());
+  const ScheduleEntry* chosen = &schedule_entry(plan.schedule);
   if (chosen->num_ubatches != nub) {
     std::string fitting;
     for (const ScheduleEntry& e : schedule_registry())
