@@ -88,13 +88,11 @@ TEST_CASE("engine table: every rule of every row names a source", "[quick]")
     }
 }
 
-TEST_CASE("engine table: every default schedule is a row of the schedule table", "[quick]")
-{
-  for (const ServingEngine& e : serving_engines) {
-    INFO(engine_id(e));
-  }
-}
-
+// GCC 12 at -O3 reports a bogus -Wstringop-overread in find_engine inlined on a temporary string (SIZE_MAX bound).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
 TEST_CASE("engine table: a bare name is its default row, NAME@VERSION its own, anything else none", "[quick]")
 {
   for (const ServingEngine& e : serving_engines) {
@@ -110,6 +108,9 @@ TEST_CASE("engine table: a bare name is its default row, NAME@VERSION its own, a
   CHECK(&default_engine() == find_engine(default_engine().name));
   CHECK(default_engine().launch == LaunchFamily::vllm_serve); // today's outputs are vLLM's
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST_CASE("engine table: the scenario's engine key reads every row and refuses others with the rows listed", "[quick]")
 {
