@@ -158,7 +158,7 @@ TEST_CASE("sim::engines: replay is refused where a comm kernel holds SMs, auto f
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
-  StepPlan plan          = synthetic_plan(sim::ScheduleId::dbo, 3, 0, 2, d);
+  StepPlan plan          = synthetic_plan(ScheduleId::dbo, 3, 0, 2, d);
   plan.gpu.comm_uses_sms = true;
   plan.gpu.comm_sms      = 0;
   const Schedule sched   = build_schedule(plan);

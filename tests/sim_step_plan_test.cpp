@@ -80,14 +80,14 @@ TEST_CASE("sim::StepPlanBuilder: DBO splits at padded/2 only from the phase's th
   {
     StepPlan p = build_step_plan(scenario(31), scenario(31).step, linear_costs(132));
     CHECK(p.num_ubatches() == 1);
-    CHECK(p.schedule == sim::ScheduleId::serial);
+    CHECK(p.schedule == ScheduleId::serial);
     CHECK(has_note(p, "threshold"));
   }
   SECTION("at the threshold: two micro-batches of padded/2")
   {
     StepPlan p = build_step_plan(scenario(33), scenario(33).step, linear_costs(132));
     REQUIRE(p.num_ubatches() == 2);
-    CHECK(p.schedule == sim::ScheduleId::dbo);
+    CHECK(p.schedule == ScheduleId::dbo);
     CHECK(p.ubatches[0].tokens == 16);
     CHECK(p.ubatches[1].tokens == 17);
     CHECK(p.ubatches[1].find(true, OpKind::D)->duration_us == Approx(5 + 0.2 * 17));
@@ -123,10 +123,10 @@ TEST_CASE("sim::StepPlanBuilder: async combine is forced synchronous under DBO",
   Scenario s              = scenario(64);
   s.overlap.async_combine = true;
   StepPlan p              = build_step_plan(s, s.step, linear_costs(132));
-  CHECK(p.schedule == sim::ScheduleId::dbo);
+  CHECK(p.schedule == ScheduleId::dbo);
   CHECK(has_note(p, "forced synchronous"));
   s.overlap.enable_dbo = false;
-  CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == sim::ScheduleId::async_combine);
+  CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == ScheduleId::async_combine);
 }
 
 TEST_CASE("sim::StepPlanBuilder: CUDA graphs only for uniform decode", "[quick]")
@@ -237,36 +237,36 @@ TEST_CASE("sim::StepPlanBuilder: overlap.schedule runs the steps with its micro-
   SECTION("a two-micro-batch schedule for the steps DBO splits")
   {
     Scenario s          = scenario(64);
-    s.overlap.schedule  = sim::ScheduleId::deepseek_decode;
+    s.overlap.schedule  = ScheduleId::deepseek_decode;
     const StepPlan plan = build_step_plan(s, s.step, linear_costs(132));
-    CHECK(plan.schedule == sim::ScheduleId::deepseek_decode);
+    CHECK(plan.schedule == ScheduleId::deepseek_decode);
     CHECK(plan.num_ubatches() == 2);
     CHECK_FALSE(has_note(plan, "overlap.schedule"));
   }
   SECTION("below the threshold the step runs unsplit, by vLLM's rules, and says so")
   {
     Scenario s          = scenario(16);
-    s.overlap.schedule  = sim::ScheduleId::deepseek_decode;
+    s.overlap.schedule  = ScheduleId::deepseek_decode;
     const StepPlan plan = build_step_plan(s, s.step, linear_costs(132));
-    CHECK(plan.schedule == sim::ScheduleId::serial);
+    CHECK(plan.schedule == ScheduleId::serial);
     CHECK(has_note(plan, "overlap.schedule deepseek_decode runs 2 micro-batch(es), this step 1: serial"));
   }
   SECTION("a one-micro-batch schedule for the unsplit steps")
   {
     Scenario s              = scenario(16);
-    s.overlap.schedule      = sim::ScheduleId::async_combine;
+    s.overlap.schedule      = ScheduleId::async_combine;
     s.overlap.async_combine = false;
-    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == sim::ScheduleId::async_combine);
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == ScheduleId::async_combine);
     s.step.tokens = s.step.batch = 64; // split: DBO's rule
-    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == sim::ScheduleId::dbo);
+    CHECK(build_step_plan(s, s.step, linear_costs(132)).schedule == ScheduleId::dbo);
   }
   SECTION("--schedule overrides it")
   {
     Scenario s         = scenario(64);
-    s.overlap.schedule = sim::ScheduleId::deepseek_decode;
+    s.overlap.schedule = ScheduleId::deepseek_decode;
     PlanOptions opt;
     opt.schedule = "deepseek_prefill";
-    CHECK(build_step_plan(s, s.step, linear_costs(132), opt).schedule == sim::ScheduleId::deepseek_prefill);
+    CHECK(build_step_plan(s, s.step, linear_costs(132), opt).schedule == ScheduleId::deepseek_prefill);
   }
 }
 
