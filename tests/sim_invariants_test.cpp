@@ -1,5 +1,5 @@
 /* Invariants of every replay: no two ops overlap on one stream, every dependency is respected, no op starts before
- * the host issued it, and the host's issue times follow its costs: every schedule of the table, then variants. */
+ * the host issued it, and the host's issue times follow its costs. One schedule (one simulation) per TEST_CASE. */
 #include "sim/engine/TimelineEngine.hpp"
 #include "sim/output/Metrics.hpp"
 #include "sim/output/TimelineCheck.hpp"
@@ -60,16 +60,11 @@ void check_invariants(const StepPlan& plan)
 
 } // namespace
 
-TEST_CASE("sim::invariants: every schedule of the table, decode and prefill", "[quick]")
-{
-  for (const ScheduleTraits& t : schedule_traits)
-    for (bool prefill : {false, true}) {
-      INFO(t.name << (prefill ? " prefill" : " decode"));
-      StepPlan p = plan_for(t.id, t.num_ubatches);
-      p.prefill  = prefill;
-      check_invariants(p);
-    }
-}
+TEST_CASE("sim::invariants: serial", "[quick]") { check_invariants(plan_for(ScheduleId::serial, 1)); }
+
+TEST_CASE("sim::invariants: async_combine", "[quick]") { check_invariants(plan_for(ScheduleId::async_combine, 1)); }
+
+TEST_CASE("sim::invariants: dbo", "[quick]") { check_invariants(plan_for(ScheduleId::dbo, 2)); }
 
 TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
 {
@@ -96,5 +91,21 @@ TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[
   p.host.kernel_gap_us           = 0.5;
   p.gpu.comm_sms                 = 20;
   p.gpu.interference_partitioned = 1.05;
+  check_invariants(p);
+}
+
+TEST_CASE("sim::invariants: deepseek_decode", "[quick]") { check_invariants(plan_for(ScheduleId::deepseek_decode, 2)); }
+
+TEST_CASE("sim::invariants: deepseek_prefill", "[quick]")
+{
+  check_invariants(plan_for(ScheduleId::deepseek_prefill, 2));
+}
+
+TEST_CASE("sim::invariants: sglang_tbo decode", "[quick]") { check_invariants(plan_for(ScheduleId::sglang_tbo, 2)); }
+
+TEST_CASE("sim::invariants: sglang_tbo prefill", "[quick]")
+{
+  StepPlan p = plan_for(ScheduleId::sglang_tbo, 2);
+  p.prefill  = true;
   check_invariants(p);
 }
