@@ -23,7 +23,7 @@ namespace {
 
 bool engine_used = false; // one SimGrid engine per process
 
-StepPlan bench_plan(const std::string& schedule, int ubatches, bool cuda_graph)
+StepPlan bench_plan(ScheduleId schedule, int ubatches, bool cuda_graph)
 {
   if (const char* path = std::getenv("DBOSIM_BENCH_SCENARIO")) {
     static Scenario sc = load_scenario(path);
@@ -32,7 +32,7 @@ StepPlan bench_plan(const std::string& schedule, int ubatches, bool cuda_graph)
       sc.overlap.ubatch_size = 0;
     }
     PlanOptions opt;
-    opt.schedule         = schedule;
+    opt.schedule         = schedule_name(schedule);
     StepPlan plan        = build_step_plan(sc, sc.step, model_cost_source(sc), opt);
     plan.host.cuda_graph = cuda_graph;
     return plan;
@@ -55,7 +55,7 @@ StepPlan bench_plan(const std::string& schedule, int ubatches, bool cuda_graph)
   return plan;
 }
 
-void replay_steps(benchmark::State& state, const std::string& schedule, int ubatches, bool cuda_graph)
+void replay_steps(benchmark::State& state, ScheduleId schedule, int ubatches, bool cuda_graph)
 {
   if (engine_used) {
     state.SkipWithError("one SimGrid simulation per process: run this benchmark alone (--benchmark_filter=NAME)");
@@ -82,9 +82,9 @@ void replay_steps(benchmark::State& state, const std::string& schedule, int ubat
   state.counters["steps"]             = steps;
 }
 
-void BM_dbo_decode_graph(benchmark::State& state) { replay_steps(state, "dbo", 2, true); }
-void BM_dbo_decode_eager(benchmark::State& state) { replay_steps(state, "dbo", 2, false); }
-void BM_serial_decode_graph(benchmark::State& state) { replay_steps(state, "serial", 1, true); }
+void BM_dbo_decode_graph(benchmark::State& state) { replay_steps(state, ScheduleId::dbo, 2, true); }
+void BM_dbo_decode_eager(benchmark::State& state) { replay_steps(state, ScheduleId::dbo, 2, false); }
+void BM_serial_decode_graph(benchmark::State& state) { replay_steps(state, ScheduleId::serial, 1, true); }
 
 } // namespace
 

@@ -232,7 +232,7 @@ std::vector<FamilyDiff> diff_profiles(const HwProfile& a, const HwProfile& b)
   std::vector<FamilyDiff> out;
   diff_values(out, "scalar", scalars(a), scalars(b));
   diff_values(out, "kernel_floor", as_list(a.kernel_floor_us), as_list(b.kernel_floor_us));
-  diff_values(out, "interference", as_list(a.interference), as_list(b.interference));
+  diff_values(out, "interference", a.interference.given(), b.interference.given());
   diff_grouped<models::OpTable>(
       out, "table", tables_by_family(a), tables_by_family(b),
       [](Family& f, const std::string& name, const models::OpTable& ta, const models::OpTable& tb) {

@@ -167,7 +167,7 @@ json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptio
     variant.overlap.ubatch_size   = 0;
     variant.overlap.async_combine = mode.async_combine;
     if (!mode.dbo) // overlap.schedule stands for the DBO column (a two-micro-batch one) only
-      variant.overlap.schedule.clear();
+      variant.overlap.schedule.reset();
     const std::string dir        = out_dir + "/compare/" + mode.label;
     const sim::ChildResult child = sim::run_in_child([&] {
       EngineRunOptions mode_opt = opt; // the mode's own schedule, the same SimGrid options

@@ -61,18 +61,18 @@ int backends_command()
   for (const models::All2AllTraits& t : models::all2all_traits)
     row(t.name, t.whole_sm_ctas ? "whole" : yn(t.holds_sms), yn(t.honours_dbo_comm_sms), yn(t.has_recv_hook),
         yn(t.masked_expert_input), yn(t.dbo), yn(t.async_combine), yn(t.vllm_ubatching), t.dispatch.count,
-        t.combine.count, t.platform, t.vllm_name, t.doc);
+        t.combine.count, models::all2all_platform_name(t), t.vllm_name, t.doc);
   return 0;
 }
 
 std::string engine_rules_text(const ServingEngine& e)
 {
-  const bool one_schedule = std::string_view(e.decode_schedule) == e.prefill_schedule;
-  std::string out =
-      fmt::format("{} ({}{}): default overlap.schedule {}{}{}, launch {}\n", engine_id(e), e.label,
-                  e.is_default ? fmt::format(", what `engine: {}` names", e.name) : "", e.decode_schedule,
-                  one_schedule ? "" : " (decode), ", one_schedule ? "" : e.prefill_schedule + std::string(" (prefill)"),
-                  *e.launch_text ? e.launch_text : "none (no public command)");
+  const bool one_schedule = e.decode_schedule == e.prefill_schedule;
+  std::string out = fmt::format("{} ({}{}): default overlap.schedule {}{}{}, launch {}\n", engine_id(e), e.label,
+                                e.is_default ? fmt::format(", what `engine: {}` names", e.name) : "",
+                                sim::schedule_name(e.decode_schedule), one_schedule ? "" : " (decode), ",
+                                one_schedule ? "" : sim::schedule_name(e.prefill_schedule) + std::string(" (prefill)"),
+                                *e.launch_text ? e.launch_text : "none (no public command)");
   for (const NamedRule& r : engine_rules)
     out += fmt::format("  {:<11} {}\n  {:<11} source: {}\n", r.what, (e.*r.rule).rule, "", (e.*r.rule).source);
   return out;
@@ -86,7 +86,8 @@ int engines_command()
   row("engine", "label", "bare name", "schedule (decode / prefill)", "launch");
   for (const ServingEngine& e : serving_engines)
     row(engine_id(e), e.label, e.is_default ? e.name : "-",
-        fmt::format("{} / {}", e.decode_schedule, e.prefill_schedule), *e.launch_text ? e.launch_text : "-");
+        fmt::format("{} / {}", sim::schedule_name(e.decode_schedule), sim::schedule_name(e.prefill_schedule)),
+        *e.launch_text ? e.launch_text : "-");
   for (const ServingEngine& e : serving_engines)
     fmt::print("\n{}", engine_rules_text(e));
   return 0;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "config/KvAdmission.hpp"
+#include "config/ScheduleTable.hpp"
 
 #include <cstddef>
 #include <string>
@@ -33,14 +34,14 @@ struct EngineRule {
 
 /** @brief A row of the engine table (see the file's comment). */
 struct ServingEngine {
-  const char* name;             ///< the scenario's `engine:` value
-  const char* version;          ///< the version this row models (`engine: NAME@VERSION`)
-  const char* label;            ///< the engine's own spelling, for output ("vLLM")
-  bool is_default;              ///< the row a bare `engine: NAME` names (one per name)
-  const char* decode_schedule;  ///< overlap.schedule of a decode step when the scenario sets none
-  const char* prefill_schedule; ///< overlap.schedule of a prefill step when the scenario sets none
-  LaunchFamily launch;          ///< the launch command's family
-  const char* launch_text;      ///< how the family's command starts ("" for none)
+  const char* name;                 ///< the scenario's `engine:` value
+  const char* version;              ///< the version this row models (`engine: NAME@VERSION`)
+  const char* label;                ///< the engine's own spelling, for output ("vLLM")
+  bool is_default;                  ///< the row a bare `engine: NAME` names (one per name)
+  sim::ScheduleId decode_schedule;  ///< overlap.schedule of a decode step when the scenario sets none
+  sim::ScheduleId prefill_schedule; ///< overlap.schedule of a prefill step when the scenario sets none
+  LaunchFamily launch;              ///< the launch command's family
+  const char* launch_text;          ///< how the family's command starts ("" for none)
   /** The flag (with its value) that selects DeepEP as the experts' all-to-all, followed by --deepep-mode; "" where
    *  the engine names its backend otherwise (vLLM: --all2all-backend with the all-to-all table's vllm_name) */
   const char* deepep_flag;
@@ -73,7 +74,7 @@ inline constexpr NamedRule engine_rules[] = {
 inline constexpr ServingEngine serving_engines[] = {
   {
     .name = "vllm", .version = "0.11", .label = "vLLM", .is_default = true,
-    .decode_schedule = "dbo", .prefill_schedule = "dbo",
+    .decode_schedule = sim::ScheduleId::dbo, .prefill_schedule = sim::ScheduleId::dbo,
     .launch = LaunchFamily::vllm_serve, .launch_text = "vllm serve", .deepep_flag = "",
     .schedule_rule = {"DBO (--enable-dbo) splits a step above its token threshold into two micro-batches; an unsplit "
                       "step runs serial, or async_combine with a finalize_async backend",
@@ -108,7 +109,7 @@ inline constexpr ServingEngine serving_engines[] = {
   },
   {
     .name = "vllm", .version = "2026-09", .label = "vLLM", .is_default = false,
-    .decode_schedule = "dbo", .prefill_schedule = "dbo",
+    .decode_schedule = sim::ScheduleId::dbo, .prefill_schedule = sim::ScheduleId::dbo,
     .launch = LaunchFamily::vllm_serve, .launch_text = "vllm serve", .deepep_flag = "",
     .schedule_rule = {"as 0.11; DeepEP v2's finalize_async overlaps the shared expert with the combine when DBO is "
                       "off (the async_combine schedule)",
@@ -136,7 +137,7 @@ inline constexpr ServingEngine serving_engines[] = {
   },
   {
     .name = "sglang", .version = "0.5", .label = "SGLang", .is_default = true,
-    .decode_schedule = "sglang_tbo", .prefill_schedule = "sglang_tbo",
+    .decode_schedule = sim::ScheduleId::sglang_tbo, .prefill_schedule = sim::ScheduleId::sglang_tbo,
     .launch = LaunchFamily::sglang_launch_server, .launch_text = "python -m sglang.launch_server",
     .deepep_flag = "--moe-a2a-backend deepep",
     .schedule_rule = {"two-batch overlap (--enable-two-batch-overlap) splits every batch in two: decode in "
@@ -170,7 +171,7 @@ inline constexpr ServingEngine serving_engines[] = {
   },
   {
     .name = "sglang", .version = "2025-05", .label = "SGLang", .is_default = false,
-    .decode_schedule = "sglang_tbo", .prefill_schedule = "sglang_tbo",
+    .decode_schedule = sim::ScheduleId::sglang_tbo, .prefill_schedule = sim::ScheduleId::sglang_tbo,
     .launch = LaunchFamily::sglang_launch_server, .launch_text = "python -m sglang.launch_server",
     .deepep_flag = "--enable-deepep-moe",
     .schedule_rule = {"two-batch overlap (--enable-two-batch-overlap) splits every batch in two: decode in "
@@ -196,7 +197,7 @@ inline constexpr ServingEngine serving_engines[] = {
   },
   {
     .name = "trtllm", .version = "1.0", .label = "TensorRT-LLM", .is_default = true,
-    .decode_schedule = "serial", .prefill_schedule = "serial",
+    .decode_schedule = sim::ScheduleId::serial, .prefill_schedule = sim::ScheduleId::serial,
     .launch = LaunchFamily::trtllm_serve, .launch_text = "trtllm-serve", .deepep_flag = "",
     .schedule_rule = {"no two-micro-batch overlap of dispatch and combine in the published DeepSeek-R1 recipes: "
                       "each layer's ops in order",
@@ -226,7 +227,7 @@ inline constexpr ServingEngine serving_engines[] = {
   },
   {
     .name = "deepseek", .version = "2025-02", .label = "DeepSeek's inference system", .is_default = true,
-    .decode_schedule = "deepseek_decode", .prefill_schedule = "deepseek_prefill",
+    .decode_schedule = sim::ScheduleId::deepseek_decode, .prefill_schedule = sim::ScheduleId::deepseek_prefill,
     .launch = LaunchFamily::none, .launch_text = "", .deepep_flag = "",
     .schedule_rule = {"dual micro-batch overlap: decode in a five-stage pipeline around dispatch and combine, "
                       "prefill attention and MLP under the other micro-batch's communication",
@@ -280,7 +281,7 @@ inline KvAdmission resolved_kv_admission(KvAdmission set, const ServingEngine* e
 }
 
 /** @brief The default overlap.schedule of a step of `e` (`prefill` or decode). */
-inline const char* engine_schedule(const ServingEngine& e, bool prefill)
+inline sim::ScheduleId engine_schedule(const ServingEngine& e, bool prefill)
 {
   return prefill ? e.prefill_schedule : e.decode_schedule;
 }
@@ -307,8 +308,7 @@ constexpr bool engine_text(const char* s) { return s && *s; }
 constexpr bool engine_rows_complete()
 {
   for (const ServingEngine& e : serving_engines) {
-    if (!engine_text(e.name) || !engine_text(e.version) || !engine_text(e.label) || !engine_text(e.decode_schedule) ||
-        !engine_text(e.prefill_schedule) || !e.deepep_flag)
+    if (!engine_text(e.name) || !engine_text(e.version) || !engine_text(e.label) || !e.deepep_flag)
       return false;
     if (e.launch != LaunchFamily::none && !engine_text(e.launch_text))
       return false;

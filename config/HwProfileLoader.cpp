@@ -181,8 +181,9 @@ void read_interference(YamlMap& root, HwProfile& hw)
   if (!root.has("interference"))
     return;
   YamlMap all = root.get_map("interference");
-  for (const auto& key : all.keys())
-    hw.interference[key] = sourced_number(all, key, 1.0, 100.0, hw);
+  for (const auto& [key, member] : models::Interference::keys)
+    if (all.has(key))
+      hw.interference.*member = sourced_number(all, key, 1.0, 100.0, hw);
   all.finish();
 }
 
@@ -202,8 +203,11 @@ void read_platform(YamlMap& root, HwProfile& hw)
 {
   if (!root.has("platform"))
     return;
-  YamlMap pl        = root.get_map("platform");
-  hw.platform.stack = sourced_entry(pl, "stack", hw, [](YamlMap& e) { return e.get_enum("value", {"cuda", "rocm"}); });
+  YamlMap pl               = root.get_map("platform");
+  hw.platform.stack        = sourced_entry(pl, "stack", hw, [](YamlMap& e) {
+    return *models::platform_named(e.get_enum(
+               "value", {models::platform_name(models::Platform::cuda), models::platform_name(models::Platform::rocm)}));
+  });
   hw.platform.dbo_comm_sms = sourced_int(pl, "dbo_comm_sms", 0, hw.sm_count - 1, hw);
   hw.platform.deepep_ht_dbo_partition =
       sourced_entry(pl, "deepep_ht_dbo_partition", hw, [](YamlMap& e) { return e.get_bool("value"); });

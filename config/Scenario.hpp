@@ -1,6 +1,7 @@
 /* dbosim — a validated scenario: what to simulate. Filled by config/ScenarioLoader from scenarios/<name>.yaml. */
 #pragma once
 #include "config/KvAdmission.hpp"
+#include "config/ScheduleTable.hpp"
 #include "hw/HwProfile.hpp"
 #include "hw/NetworkFacts.hpp"
 #include "models/ExpertImbalance.hpp"
@@ -46,10 +47,10 @@ struct OverlapConfig {
   int dbo_prefill_token_threshold = 512;
   int dbo_comm_sms                = models::vllm_dbo_comm_sms; ///< VLLM_DBO_COMM_SMS
   bool async_combine              = false;                     ///< all2all_backend lives in ParallelSpec::backend
-  /** overlap.schedule: a config/ScheduleTable name, run by the steps with its micro-batch count; empty: the engine's
+  /** overlap.schedule: a config/ScheduleTable row, run by the steps with its micro-batch count; unset: the engine's
    *  default schedule (config/EngineTable.hpp) for the steps with its micro-batch count, else vLLM's rules (dbo for a
    *  split step, else async_combine or serial). */
-  std::string schedule{};
+  std::optional<sim::ScheduleId> schedule{};
   /** @brief vLLM's use_ubatching: enable_dbo or ubatch_size > 1. */
   bool dbo_enabled() const { return enable_dbo || ubatch_size > 1; }
   /** @brief vLLM's num_ubatches: 2 under enable_dbo, else ubatch_size (1 when DBO is off). */

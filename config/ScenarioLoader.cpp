@@ -163,7 +163,8 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
     at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
                        fmt::format("{} runs on {} only; profile {} is a {} GPU (platform.stack)",
                                    models::all2all_traits_of(p.backend).name,
-                                   models::all2all_traits_of(p.backend).platform, s.hw.name, s.hw.platform.stack),
+                                   models::all2all_platform_name(models::all2all_traits_of(p.backend)), s.hw.name,
+                                   models::platform_name(s.hw.platform.stack)),
                        models::all2all_names_where([&](const models::All2AllTraits& t) {
                          return models::all2all_runs_on(t, s.hw.platform.stack);
                        }));

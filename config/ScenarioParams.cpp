@@ -49,9 +49,11 @@ ParamDecl schedule_param()
               "Engine schedule of the steps with its micro-batch count (a two-micro-batch one: the steps DBO splits; "
               "the others follow vLLM's rules: dbo when split, else async_combine or serial); unset: the engine "
               "row's schedule of the step's phase; `dbosim schedules` lists them, run --schedule overrides",
-              [](Scenario& s) { s.overlap.schedule.clear(); },
+              [](Scenario& s) { s.overlap.schedule.reset(); },
               nullptr};
-  d.read = [names](YamlMap& m, const std::string& leaf, Scenario& s) { s.overlap.schedule = m.get_enum(leaf, names); };
+  d.read = [names](YamlMap& m, const std::string& leaf, Scenario& s) {
+    s.overlap.schedule = sim::schedule_named(m.get_enum(leaf, names)); // get_enum refuses a name of no row
+  };
   return d;
 }
 

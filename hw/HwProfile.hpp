@@ -2,9 +2,13 @@
  * Filled by config/HwProfileLoader from hwprofiles/<name>.yaml (format: hwprofiles/README.md). */
 #pragma once
 #include "hw/DType.hpp"
+#include "hw/Platform.hpp"
 
+#include <array>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dbosim::models {
@@ -60,10 +64,35 @@ inline constexpr int vllm_dbo_comm_sms = 20;
 /** @brief The serving stack's rules on this GPU (vLLM's per-platform defaults), each with its source; read from the
  *  profile's optional `platform:` section; absent = CUDA's. */
 struct PlatformRules {
-  std::string stack = "cuda";            ///< "cuda" | "rocm" (graphs: CUDA graphs on cuda, HIP graphs on rocm)
-  int dbo_comm_sms  = vllm_dbo_comm_sms; ///< VLLM_DBO_COMM_SMS on this platform: SMs (CUs) comm holds under DBO
+  Platform stack   = Platform::cuda;    ///< graphs: CUDA graphs on cuda, HIP graphs on rocm
+  int dbo_comm_sms = vllm_dbo_comm_sms; ///< VLLM_DBO_COMM_SMS on this platform: SMs (CUs) comm holds under DBO
   /** false: vLLM forces the comm SM budget to 0 for DeepEP high-throughput under DBO (no CU partition on ROCm) */
   bool deepep_ht_dbo_partition = true;
+};
+
+/** @brief Measured slowdown factors (each >= 1) where compute and an SM-resident comm kernel share the GPU (profile
+ *  section interference:); a factor the profile does not give is absent, and a step plan then takes 1 and says so. */
+struct Interference {
+  std::optional<double> comm_with_compute;             ///< the comm kernel beside compute, both on every SM
+  std::optional<double> comm_with_compute_partitioned; ///< the same on disjoint green-context partitions
+  std::optional<double> compute_with_comm;             ///< compute beside the comm kernel, both on every SM
+  std::optional<double> compute_with_comm_partitioned; ///< the same on disjoint green-context partitions
+  /** The profile's key of each factor, in key order. */
+  static constexpr std::array<std::pair<const char*, std::optional<double> Interference::*>, 4> keys{{
+      {"comm_with_compute", &Interference::comm_with_compute},
+      {"comm_with_compute_partitioned", &Interference::comm_with_compute_partitioned},
+      {"compute_with_comm", &Interference::compute_with_comm},
+      {"compute_with_comm_partitioned", &Interference::compute_with_comm_partitioned},
+  }};
+  /** @brief The factors the profile gives, by key, in key order. */
+  std::vector<std::pair<std::string, double>> given() const
+  {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& [key, member] : keys)
+      if ((this->*member).has_value())
+        out.emplace_back(key, *(this->*member));
+    return out;
+  }
 };
 
 struct HwProfile {
@@ -103,8 +132,7 @@ struct HwProfile {
   std::vector<OpTable> tables;                 ///< measured kernel durations (empty for datasheet profiles)
   std::map<std::string, SmScaling> sm_scaling; ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
   std::vector<SmTable> sm_tables;              ///< per-shape speeds at measured SM counts (before sm_scaling)
-  std::map<std::string, double>
-      interference; ///< slowdown factors: "compute_with_comm", "compute_with_comm_partitioned"
+  Interference interference;                   ///< slowdown factors beside an SM-resident comm kernel
   /// Per kernel family, the least GPU time one launch takes (tiny sizes, back to back in a CUDA graph, the graph's
   /// per-kernel gap excluded): "gemm", "grouped_gemm", "rmsnorm", "elementwise", "reduction", "quant", ...
   std::map<std::string, double> kernel_floor_us;

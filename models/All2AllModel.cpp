@@ -268,7 +268,8 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
     c.recv_us        = pass_us + (tr ? n.deepep_ll_combine_recv_fixed_us : n.deepep_ll_dispatch_recv_fixed_us);
     c.duration_us    = n.deepep_call_fixed_us + lat + pass_us + std::max(t_nvl, t_rdma);
     c.reported_bytes = home_tokens_x_k * b; // DeepEP test_low_latency: num_tokens x topk x bytes per copy
-    c.bottleneck     = t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
+    c.bottleneck =
+        t_rdma >= t_nvl ? (c.rdma_bytes > 0 ? CommBottleneck::rdma : CommBottleneck::latency) : CommBottleneck::nvlink;
   }
   copy_classes(pr, out);
   return out;
@@ -334,7 +335,7 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
     for (int node = 0; node < l.nodes(); ++node)
       all_nodes += cell(rm.node_dedup, r, node) * rb;
     c.reported_bytes = internode ? all_nodes : recv_all;
-    c.bottleneck     = t_rdma >= t_nvl ? "rdma" : "nvlink";
+    c.bottleneck     = t_rdma >= t_nvl ? CommBottleneck::rdma : CommBottleneck::nvlink;
   }
   copy_classes(pr, out);
   return out;
@@ -386,7 +387,8 @@ std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2A
     const double lat    = rounds * (rdma_n > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
     c.duration_us       = lat + std::max({t_nvl, t_mesh, t_rdma});
     c.reported_bytes    = nvl + rdma;
-    c.bottleneck        = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? "rdma" : "latency") : "nvlink";
+    c.bottleneck = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? CommBottleneck::rdma : CommBottleneck::latency)
+                                                     : CommBottleneck::nvlink;
   }
   copy_classes(pr, out);
   return out;
@@ -454,7 +456,8 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
     const double pass_us = tr ? hbm_us((home_copies + tokens) * combine_bytes_per_copy(m), *ctx.hw) : 0.0;
     c.duration_us        = n.mori.call_fixed_us + lat + std::max(t_link, t_rdma) + pass_us;
     c.reported_bytes     = recv_tokens * payload; // MoRI bench_dispatch_combine: total_recv_num_token x hidden x bytes
-    c.bottleneck         = t_rdma >= t_link ? (c.rdma_bytes > 0 ? "rdma" : "latency") : "nvlink";
+    c.bottleneck =
+        t_rdma >= t_link ? (c.rdma_bytes > 0 ? CommBottleneck::rdma : CommBottleneck::latency) : CommBottleneck::nvlink;
   }
   copy_classes(pr, out);
   return out;
@@ -464,10 +467,9 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
 
 const std::vector<All2AllEntry>& all2all_registry()
 {
-#define DBOSIM_ALL2ALL_ENTRY(name, doc, holds, honours, whole, hook, masked, dbo, async, pwmoe, vllm, ubatch, model,   \
-                             ...)                                                                                      \
-  All2AllEntry{#name, doc, All2AllBackend::name, &model},
-  static const std::vector<All2AllEntry> r = {DBOSIM_ALL2ALL_TABLE(DBOSIM_ALL2ALL_ENTRY)};
+#define DBOSIM_ALL2ALL_ENTRY(name, model)                                                                              \
+  All2AllEntry{#name, all2all_traits_of(All2AllBackend::name).doc, All2AllBackend::name, &model},
+  static const std::vector<All2AllEntry> r = {DBOSIM_ALL2ALL_BACKENDS(DBOSIM_ALL2ALL_ENTRY)};
 #undef DBOSIM_ALL2ALL_ENTRY
   return r;
 }

@@ -24,6 +24,15 @@ struct All2AllContext {
   double oversubscription = 1; ///< fat-tree leaf down/up ratio: traffic through the spine gets nic / ratio per NIC
 };
 
+/** @brief What bounds one rank's collective: its NVLink (or xGMI) bytes, its NIC's RDMA bytes, or neither (the fixed
+ *  latency of a collective with no RDMA traffic). */
+enum class CommBottleneck { nvlink, rdma, latency };
+/** @brief "nvlink", "rdma" or "latency": how the cost notes and tables print it. */
+constexpr const char* bottleneck_name(CommBottleneck b)
+{
+  return b == CommBottleneck::nvlink ? "nvlink" : (b == CommBottleneck::rdma ? "rdma" : "latency");
+}
+
 /** @brief One rank's side of one collective. */
 struct RankComm {
   double duration_us    = 0; ///< alone on the fabric, from kernel start to this rank's last byte in and out
@@ -33,8 +42,8 @@ struct RankComm {
   /** The receive kernel's part of duration_us: DeepEP low-latency's recv phase (wait, then the HBM pass that unpacks
    *  dispatch or reduces combine), which return_recv_hook runs as a kernel of its own; the rest (send phase, wire,
    *  fences) is in flight with no SMs held. 0 for the backends whose kernel holds its SMs throughout. */
-  double recv_us = 0;
-  std::string bottleneck; ///< "nvlink", "rdma" or "latency"
+  double recv_us            = 0;
+  CommBottleneck bottleneck = CommBottleneck::nvlink; ///< what bounds duration_us
 };
 
 using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx);

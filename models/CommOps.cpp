@@ -79,7 +79,7 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
              fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
                          "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
                          op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
-                         w.nvlink_bytes, w.rdma_bytes, w.bottleneck, c.duration_us) +
+                         w.nvlink_bytes, w.rdma_bytes, bottleneck_name(w.bottleneck), c.duration_us) +
              (comm.routing.hot_rank_load != 1.0
                   ? fmt::format("; the busiest rank receives {:.3f}x the mean copies (post-EPLB residual)",
                                 comm.routing.hot_rank_load)

@@ -124,7 +124,7 @@ std::string quant_unsupported(const HwProfile& hw, WeightQuant q)
   if (it == hw.peak_flops_per_s.end() || !(it->second > 0))
     return fmt::format("{} runs on {} tensor cores; profile {} ({}) has no peak_tflops.{}", weight_quant_name(q),
                        dtype_name(c), hw.name, hw.gpu, dtype_name(c));
-  if (q == WeightQuant::nvfp4 && hw.platform.stack != "cuda")
+  if (q == WeightQuant::nvfp4 && hw.platform.stack != Platform::cuda)
     return fmt::format("nvfp4 is NVIDIA's format (Blackwell); profile {} ({}) runs the OCP MX formats (mxfp4)", hw.name,
                        hw.gpu);
   return "";

@@ -31,11 +31,12 @@ const char* deepep_mode(models::All2AllBackend b)
 /** Whether the engine runs the scenario's overlap.schedule: its own default order under DBO, serial without. */
 bool engine_runs_schedule(const Scenario& s)
 {
-  const std::string& sch = s.overlap.schedule;
-  if (sch.empty())
+  if (!s.overlap.schedule)
     return true;
-  const bool prefill = s.step.phase == models::Phase::prefill;
-  return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill) : sch == "serial";
+  const sim::ScheduleId sch = *s.overlap.schedule;
+  const bool prefill        = s.step.phase == models::Phase::prefill;
+  return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
+                                 : sch == sim::ScheduleId::serial;
 }
 
 /** The notes every non-vLLM launch shares: the knobs that are vLLM's alone. */
@@ -46,7 +47,7 @@ void add_vllm_only_notes(const Scenario& s, LaunchCommand& l)
     l.notes.push_back(fmt::format("# not a {} flag: {}", label, text));
   };
   if (!engine_runs_schedule(s))
-    not_a_flag(fmt::format("overlap.schedule {} (a dbosim schedule)", s.overlap.schedule));
+    not_a_flag(fmt::format("overlap.schedule {} (a dbosim schedule)", sim::schedule_name(*s.overlap.schedule)));
   if (s.overlap.async_combine)
     not_a_flag("overlap.async_combine (vLLM DeepEP v2's finalize_async)");
   if (s.speculative.enabled())

@@ -51,12 +51,12 @@ std::string ubatching_backends()
 /** Whether vLLM runs overlap.schedule: its row's DBO schedule (dbo) under DBO, else async_combine or serial. */
 bool vllm_runs_schedule(const Scenario& s)
 {
-  const std::string& sch = s.overlap.schedule;
-  if (sch.empty())
+  if (!s.overlap.schedule)
     return true;
-  const bool prefill = s.step.phase == models::Phase::prefill;
+  const sim::ScheduleId sch = *s.overlap.schedule;
+  const bool prefill        = s.step.phase == models::Phase::prefill;
   return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
-                                 : (sch == "serial" || sch == "async_combine");
+                                 : (sch == sim::ScheduleId::serial || sch == sim::ScheduleId::async_combine);
 }
 
 /** The `vllm serve` launch of `s`. */
@@ -148,7 +148,7 @@ LaunchCommand vllm_launch(const Scenario& s)
   }
 
   if (!vllm_runs_schedule(s))
-    not_a_flag(fmt::format("overlap.schedule {} is a dbosim schedule; vLLM runs {}", ov.schedule,
+    not_a_flag(fmt::format("overlap.schedule {} is a dbosim schedule; vLLM runs {}", sim::schedule_name(*ov.schedule),
                            dbo ? "its own DBO order (--enable-dbo)" : "no overlap schedule"));
   if (ov.async_combine)
     not_a_flag(fmt::format("overlap.async_combine is DeepEP v2's finalize_async, used by --all2all-backend deepep_v2{}",

@@ -70,7 +70,7 @@ TEST_CASE("calib::fit_profile: SM-scaling speed is t(full)/t(S), median over the
   auto hw = dbosim::load_hw_profile(out);
   CHECK(hw.measured());
   CHECK(hw.tables.empty());
-  CHECK(hw.interference.empty());
+  CHECK(hw.interference.given().empty());
   CHECK(hw.launch_cpu_us == Approx(4.0)); // not measured: the datasheet's value stays
   CHECK(hw.sm_scaling.at("gemm").speed.y.front() == Approx(0.6));
   std::filesystem::remove(out);

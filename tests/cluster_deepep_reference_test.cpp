@@ -171,8 +171,8 @@ TEST_CASE("cluster::DeepEP low-latency dispatch/combine latency on H800 (A1) wit
     const double pd = pts.predict(2 * e, net.nvlink_message_overhead_bytes, net.nic_message_overhead_bytes);
     const double pc = pts.predict(2 * e + 1, net.nvlink_message_overhead_bytes, net.nic_message_overhead_bytes);
     All2AllContext ctx{&pts.models[e], &pts.f.hw, &net, pts.f.hw.nvlink_domain_size, 24};
-    const std::string bn =
-        all2all_per_rank(All2AllBackend::deepep_low_latency, OpKind::D, pts.routing[e], ctx)[0].bottleneck;
+    const char* bn = bottleneck_name(
+        all2all_per_rank(All2AllBackend::deepep_low_latency, OpKind::D, pts.routing[e], ctx)[0].bottleneck);
     const double rd = a1().dispatch[e], rc = a1().combine[e];
     table += fmt::format("{:>5} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>9.1f} {:>9.0f} {:>+6.1f}%  {}\n", a1().ep[e], pd, rd,
                          100 * (pd / rd - 1), pc, rc, 100 * (pc / rc - 1), bn);
@@ -221,7 +221,8 @@ int check_a2(Fixture& f, const std::vector<std::array<double, 3>>& ref)
     auto c = run(f, All2AllBackend::deepep_high_throughput, OpKind::C, ep, 256, 4096, groups, std::min(nodes, 4));
     const double bd = mean_reported_gbps(d), bc = mean_reported_gbps(c);
     table += fmt::format("{:>5} {:>9.1f} {:>9.0f} {:>+6.1f}% {:>9.1f} {:>9.0f} {:>+6.1f}%  {}/{}\n", ep, bd, dref,
-                         100 * (bd / dref - 1), bc, cref, 100 * (bc / cref - 1), d[0].bottleneck, c[0].bottleneck);
+                         100 * (bd / dref - 1), bc, cref, 100 * (bc / cref - 1), bottleneck_name(d[0].bottleneck),
+                         bottleneck_name(c[0].bottleneck));
     failures += !within(bd, dref) + !within(bc, cref);
   }
   WARN("DeepEP high-throughput GB/s, predicted vs reference (A2):\n" << table);

@@ -48,8 +48,8 @@ double single_rank_step_in_child(const StepPlan& plan)
 TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does (serial, closed form)",
           "[quick][cluster]")
 {
-  std::vector<StepPlan> plans = {synthetic_plan("serial", 1, 0, 1, rank_a()),
-                                 synthetic_plan("serial", 1, 0, 1, rank_b())};
+  std::vector<StepPlan> plans = {synthetic_plan(ScheduleId::serial, 1, 0, 1, rank_a()),
+                                 synthetic_plan(ScheduleId::serial, 1, 0, 1, rank_b())};
   Schedule sched              = build_schedule(plans[0]); // every rank class runs this DAG
   ClusterEngine engine(sched, plans);
   ClusterTimeline tl = engine.run();
@@ -75,7 +75,7 @@ TEST_CASE("cluster::engine: identical rank classes replay as the single-rank eng
   LayerDurations d        = rank_a();
   d.dense_mlp_us          = 25;
   d.kernels_per_op        = 3;
-  StepPlan plan           = synthetic_plan("dbo", 6, 2, 2, d);
+  StepPlan plan           = synthetic_plan(ScheduleId::dbo, 6, 2, 2, d);
   plan.host.launch_cpu_us = 4; // eager host costs too
   plan.host.event_us      = 1;
   plan.host.handoff_us    = 1;
@@ -97,7 +97,7 @@ TEST_CASE("cluster::engine: the max-plus replay equals the SimGrid run (DBO, 4 d
     d.mlp_us += 7 * r;
     d.dense_mlp_us       = 25;
     d.kernels_per_op     = 2;
-    StepPlan p           = synthetic_plan("dbo", 5, 1, 2, d);
+    StepPlan p           = synthetic_plan(ScheduleId::dbo, 5, 1, 2, d);
     p.host.launch_cpu_us = 3;
     p.host.event_us      = 1;
     p.host.handoff_us    = 1;
@@ -128,8 +128,8 @@ std::vector<StepPlan> sm_resident_async_combine()
 {
   LayerDurations b            = rank_b();
   b.c_us                      = 60;
-  std::vector<StepPlan> plans = {synthetic_plan("async_combine", 1, 0, 1, rank_a()),
-                                 synthetic_plan("async_combine", 1, 0, 1, b)};
+  std::vector<StepPlan> plans = {synthetic_plan(ScheduleId::async_combine, 1, 0, 1, rank_a()),
+                                 synthetic_plan(ScheduleId::async_combine, 1, 0, 1, b)};
   for (StepPlan& p : plans)
     p.gpu.comm_uses_sms = true;
   return plans;

@@ -144,5 +144,5 @@ TEST_CASE("cluster::platform: an EP8 all-to-all on the xGMI full mesh is bounded
   const double eff  = NetworkFacts::efficiency(b, net.nvlink_message_overhead_bytes);
   const double wire = ranks[0].duration_us - ranks[0].recv_us - 2 * hw.nvlink_latency_us;
   CHECK(wire == Approx(4 * link_us / eff).epsilon(0.01));
-  CHECK(ranks[0].bottleneck == "nvlink");
+  CHECK(ranks[0].bottleneck == CommBottleneck::nvlink);
 }

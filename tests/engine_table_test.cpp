@@ -20,13 +20,7 @@ namespace {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
-int schedule_ubatches(const std::string& name)
-{
-  for (const sim::ScheduleTraits& t : sim::schedule_traits)
-    if (name == t.name)
-      return t.num_ubatches;
-  return 0;
-}
+int schedule_ubatches(sim::ScheduleId id) { return sim::schedule_traits_of(id).num_ubatches; }
 
 /** A valid EP8 decode scenario file on one H200 node, with `extra` top-level lines. */
 std::string scenario_yaml(const std::string& extra)
@@ -94,15 +88,11 @@ TEST_CASE("engine table: every rule of every row names a source", "[quick]")
     }
 }
 
-TEST_CASE("engine table: every default schedule is a row of the schedule table", "[quick]")
-{
-  for (const ServingEngine& e : serving_engines) {
-    INFO(engine_id(e));
-    CHECK(schedule_ubatches(e.decode_schedule) > 0);
-    CHECK(schedule_ubatches(e.prefill_schedule) > 0);
-  }
-}
-
+// GCC 12 at -O3 reports a bogus -Wstringop-overread in find_engine inlined on a temporary string (SIZE_MAX bound).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
 TEST_CASE("engine table: a bare name is its default row, NAME@VERSION its own, anything else none", "[quick]")
 {
   for (const ServingEngine& e : serving_engines) {
@@ -118,6 +108,9 @@ TEST_CASE("engine table: a bare name is its default row, NAME@VERSION its own, a
   CHECK(&default_engine() == find_engine(default_engine().name));
   CHECK(default_engine().launch == LaunchFamily::vllm_serve); // today's outputs are vLLM's
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST_CASE("engine table: the scenario's engine key reads every row and refuses others with the rows listed", "[quick]")
 {
@@ -147,15 +140,15 @@ TEST_CASE("engine table: a step without overlap.schedule runs its engine's sched
   for (const ServingEngine& e : serving_engines)
     for (models::Phase phase : {models::Phase::decode, models::Phase::prefill})
       for (bool dbo : {false, true}) {
-        const std::string row = engine_schedule(e, phase == models::Phase::prefill);
-        INFO(engine_id(e) << (dbo ? " DBO" : "") << " " << row);
+        const sim::ScheduleId row = engine_schedule(e, phase == models::Phase::prefill);
+        INFO(engine_id(e) << (dbo ? " DBO" : "") << " " << sim::schedule_name(row));
         const sim::StepPlan p = sim::build_step_plan(step(e, phase, dbo), step(e, phase, dbo).step, linear_costs());
         const int nub         = dbo ? 2 : 1;
         CHECK(schedule_ubatches(p.schedule) == nub);
         if (schedule_ubatches(row) == nub)
           CHECK(p.schedule == row);
         else
-          CHECK(p.schedule == (dbo ? "dbo" : "serial")); // vLLM's rules
+          CHECK(p.schedule == (dbo ? sim::ScheduleId::dbo : sim::ScheduleId::serial)); // vLLM's rules
         for (const std::string& note : p.notes)
           CHECK_FALSE(contains(note, "overlap.schedule")); // the scenario named none
       }

@@ -111,7 +111,7 @@ TEST_CASE("launch: an MTP scenario has the speculative config", "[quick]")
 TEST_CASE("launch: what vLLM has no flag for is a comment, never a flag", "[quick]")
 {
   Scenario s              = shipped("default");
-  s.overlap.schedule      = "deepseek_decode";
+  s.overlap.schedule      = dbosim::sim::ScheduleId::deepseek_decode;
   s.overlap.async_combine = true;
   s.parallel.backend      = dbosim::models::All2AllBackend::nccl;
   const auto l            = launch_command(s);

@@ -37,7 +37,7 @@ struct SerialRun {
   {
     LayerDurations d;
     d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
-    plan  = synthetic_plan("serial", 1, 0, 1, d);
+    plan  = synthetic_plan(ScheduleId::serial, 1, 0, 1, d);
     sched = build_schedule(plan);
     tl.ops.resize(sched.num_ops());
     double t = 0;

@@ -2,6 +2,8 @@
 #include "base/InputError.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/ScenarioParams.hpp"
+#include "config/ScheduleTable.hpp"
+#include "models/All2AllTable.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -64,11 +66,11 @@ TEST_CASE("config::ScenarioLoader: defaults follow vLLM", "[quick]")
   CHECK(s.step.batch == 128); // decode: one request per token
   CHECK(s.model.num_routed_experts == 256);
   CHECK(s.hw.sm_count == 132);
-  CHECK(s.overlap.schedule.empty()); // vLLM's rules
+  CHECK_FALSE(s.overlap.schedule.has_value()); // vLLM's rules
   CHECK(load_scenario(dir.write("tbo.yaml", replace(kBase, "  enable_dbo: true",
                                                     "  enable_dbo: true\n  schedule: "
                                                     "deepseek_decode")))
-            .overlap.schedule == "deepseek_decode");
+            .overlap.schedule == dbosim::sim::ScheduleId::deepseek_decode);
 }
 
 TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range", "[quick]")
@@ -98,14 +100,16 @@ TEST_CASE("config::ScenarioLoader: errors name file, line, key and valid range",
   SECTION("unknown enum value")
   {
     auto msg = error_of(replace(kBase, "deepep_low_latency", "pplx"));
-    CHECK(msg == ":10:20: overlap.all2all_backend: unknown value 'pplx' (valid: deepep_high_throughput, "
-                 "deepep_low_latency, deepep_v2, nccl, mori)");
+    CHECK(msg ==
+          ":10:20: overlap.all2all_backend: unknown value 'pplx' (valid: " + dbosim::models::all2all_names() + ")");
   }
   SECTION("unknown schedule names the schedule table")
   {
     auto msg = error_of(replace(kBase, "  enable_dbo: true", "  enable_dbo: true\n  schedule: trtllm_tbo"));
-    CHECK(msg == ":10:13: overlap.schedule: unknown value 'trtllm_tbo' (valid: serial, async_combine, dbo, "
-                 "deepseek_decode, deepseek_prefill, sglang_tbo)");
+    std::string rows; // every row of the schedule table, in its order
+    for (const dbosim::sim::ScheduleTraits& t : dbosim::sim::schedule_traits)
+      rows += (rows.empty() ? "" : ", ") + std::string(t.name);
+    CHECK(msg == ":10:13: overlap.schedule: unknown value 'trtllm_tbo' (valid: " + rows + ")");
   }
   SECTION("missing required key")
   {
@@ -167,8 +171,10 @@ TEST_CASE("config::ScenarioLoader: the rules vLLM enforces", "[quick]")
   SECTION("DBO needs a DeepEP backend")
   {
     auto msg = error_of(replace(kBase, "deepep_low_latency", "nccl"));
-    CHECK(msg == ":10:20: overlap.all2all_backend: DBO needs a DeepEP all-to-all backend "
-                 "(valid: deepep_high_throughput, deepep_low_latency, deepep_v2)");
+    const std::string dbo_rows =
+        dbosim::models::all2all_names_where([](const dbosim::models::All2AllTraits& t) { return t.dbo; });
+    CHECK(msg == ":10:20: overlap.all2all_backend: DBO needs a DeepEP all-to-all backend (valid: " + dbo_rows + ")");
+    CHECK(dbo_rows.find("nccl") == std::string::npos);
   }
   SECTION("dp x tp must fill the cluster")
   {
@@ -200,7 +206,7 @@ TEST_CASE("config::ScenarioLoader: dbo_comm_sms defaults to the profile's platfo
   CHECK(load_scenario(dir.write("cuda.yaml", kBase)).overlap.dbo_comm_sms == 20);
   const std::string rocm = replace(kBase, "hardware: h200", "hardware: mi300x");
   const auto s           = load_scenario(dir.write("rocm.yaml", rocm));
-  CHECK(s.hw.platform.stack == "rocm");
+  CHECK(s.hw.platform.stack == dbosim::models::Platform::rocm);
   CHECK(s.overlap.dbo_comm_sms == 64);
   CHECK_FALSE(s.hw.platform.deepep_ht_dbo_partition);
   CHECK(s.hw.sources.count("platform.dbo_comm_sms") == 1);

@@ -11,7 +11,7 @@ using namespace dbosim::sim;
 
 namespace {
 
-StepPlan plan(const std::string& schedule, bool prefill)
+StepPlan plan(ScheduleId schedule, bool prefill)
 {
   LayerDurations d;
   StepPlan p = synthetic_plan(schedule, 5, 1, 2, d);
@@ -40,8 +40,8 @@ std::string stream_layer(const Schedule& sched, StreamId s, int layer)
 
 TEST_CASE("schedule::sglang_tbo decode issues DeepSeek's decode order", "[quick]")
 {
-  const Schedule sg = build_schedule(plan("sglang_tbo", false));
-  const Schedule ds = build_schedule(plan("deepseek_decode", false));
+  const Schedule sg = build_schedule(plan(ScheduleId::sglang_tbo, false));
+  const Schedule ds = build_schedule(plan(ScheduleId::deepseek_decode, false));
   CHECK(sg.name == "sglang_tbo");
   REQUIRE(sg.issue_order.size() == ds.issue_order.size());
   for (std::size_t i = 0; i < sg.issue_order.size(); ++i) {
@@ -53,11 +53,11 @@ TEST_CASE("schedule::sglang_tbo decode issues DeepSeek's decode order", "[quick]
 
 TEST_CASE("schedule::sglang_tbo prefill runs each stage of micro-batch 0 then 1 (delta 0)", "[quick]")
 {
-  const Schedule s = build_schedule(plan("sglang_tbo", true));
+  const Schedule s = build_schedule(plan(ScheduleId::sglang_tbo, true));
   // Layer 2 (a MoE layer): attention of both, experts of both, shared experts of both; D and C in the same order.
   CHECK(stream_layer(s, StreamId::compute, 2) == "A0/0 A1/0 A0/1 A1/1 MLP/0 MLP/1 S/0 S/1");
   CHECK(stream_layer(s, StreamId::comm, 2) == "D/0 D/1 C/0 C/1");
   // Unlike DeepSeek's prefill order, which starts micro-batch 1's attention first.
-  const Schedule d = build_schedule(plan("deepseek_prefill", true));
+  const Schedule d = build_schedule(plan(ScheduleId::deepseek_prefill, true));
   CHECK(stream_layer(d, StreamId::compute, 2) != stream_layer(s, StreamId::compute, 2));
 }

@@ -61,7 +61,7 @@ const OpRecord& find(const Run& r, OpKind k, int layer, int ub)
 /** The 2-layer hand DBO plan with 20 SMs held by comm: every compute op runs 1.5x longer on its partition. */
 StepPlan partitioned_dbo_plan()
 {
-  StepPlan plan = synthetic_plan("dbo", 1, 0, 2, hand_durations());
+  StepPlan plan = synthetic_plan(ScheduleId::dbo, 1, 0, 2, hand_durations());
   for (UbatchCosts& u : plan.ubatches)
     for (OpSpec& op : u.moe)
       op.partitioned_duration_us = op.duration_us * 1.5;
@@ -75,7 +75,7 @@ StepPlan partitioned_dbo_plan()
 TEST_CASE("sim::closed form: serial is the sum of its ops", "[quick]")
 {
   // 1 dense + 2 MoE layers: (10+20+35) + 2*(10+20+30+40+15+25) = 65 + 280 = 345 µs.
-  Run r = replay(synthetic_plan("serial", 3, 1, 1, hand_durations()));
+  Run r = replay(synthetic_plan(ScheduleId::serial, 3, 1, 1, hand_durations()));
   CHECK(r.m.step_time_us == Approx(345).margin(tol_us));
   CHECK(r.m.overlap_us == Approx(0).margin(tol_us));
   CHECK(r.m.exposed_comm_us == Approx(2 * (30 + 25)).margin(tol_us));
@@ -101,7 +101,7 @@ TEST_CASE("sim::closed form: a piecewise-graph step pays its pieces' launches, e
   // before the GPU reaches it. Step: 7 + 157 + 4 + 157 = 325 µs.
   LayerDurations d = hand_durations();
   d.kernels_per_op = 4;
-  StepPlan plan    = synthetic_plan("serial", 2, 0, 1, d);
+  StepPlan plan    = synthetic_plan(ScheduleId::serial, 2, 0, 1, d);
   for (OpSpec& op : plan.ubatches[0].moe) {
     if (op.kind == OpKind::A0)
       op.eager_kernels = 1;
@@ -128,7 +128,7 @@ TEST_CASE("sim::closed form: a piecewise-graph step pays its pieces' launches, e
 TEST_CASE("sim::closed form: async combine saves min(S, C) per MoE layer", "[quick]")
 {
   // Same layers as the serial case (345 µs); S=15 runs under C=25 on each of the 2 MoE layers: 345 - 2*15 = 315.
-  Run r = replay(synthetic_plan("async_combine", 3, 1, 1, hand_durations()));
+  Run r = replay(synthetic_plan(ScheduleId::async_combine, 3, 1, 1, hand_durations()));
   CHECK(r.m.step_time_us == Approx(345 - 2 * 15).margin(tol_us));
   CHECK(r.m.overlap_us == Approx(2 * 15).margin(tol_us));
   CHECK(r.m.stream_busy_pct[1] == Approx(100.0 * 2 * 25 / 315).margin(1e-3));
@@ -139,7 +139,7 @@ TEST_CASE("sim::closed form: async combine with a host ahead of the GPU still sa
   // Eager, 1 µs per launch and per event. Host issue times (µs): A0 1, A1 2, MLP 3 (dense layer), A0 4, A1 5, D 6,
   // MLP 8 (+record), C 11 (+wait +record), S 12, A0 14 (+wait), A1 15, D 16, MLP 18, C 20, S 21: always ahead of the
   // GPU, so only the first launch is exposed: serial would take 1 + 345; async = 1 + 345 - 2*15 = 316.
-  StepPlan plan           = synthetic_plan("async_combine", 3, 1, 1, hand_durations());
+  StepPlan plan           = synthetic_plan(ScheduleId::async_combine, 3, 1, 1, hand_durations());
   plan.host.launch_cpu_us = 1;
   plan.host.event_us      = 1;
   Run r                   = replay(plan);
@@ -152,7 +152,7 @@ TEST_CASE("sim::closed form: async combine on a host-bound step loses its launch
   // 100 µs per launch, 5 µs per event, 2 MoE layers of 10-40 µs ops: the GPU always waits for the host. Serial
   // launches 12 ops and ends with C: 12*100 + 25 = 1225 µs. Async adds 6 events (MLP record, C wait+record, A0 wait,
   // MLP record, C wait) before the last op, S: 12*100 + 6*5 + 15 = 1245 µs. The overlap is gone and the events cost.
-  StepPlan plan           = synthetic_plan("async_combine", 2, 0, 1, hand_durations());
+  StepPlan plan           = synthetic_plan(ScheduleId::async_combine, 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us = 100;
   plan.host.event_us      = 5;
   Run r                   = replay(plan);
@@ -168,7 +168,7 @@ TEST_CASE("sim::closed form: 2-layer DBO step equals the documented order's make
   //   C1 100-125, S_1 100-115, MLP_0 115-155, C0 155-180, S_0 155-170,
   // layer 1: A0_1 170-180 (after C1 125, S_1 115, S_0 on the stream), A1_1 180-200, D1 200-230, A0_0 200-210,
   //   A1_0 210-230, D0 230-260, MLP_1 230-270, C1 270-295, S_1 270-285, MLP_0 285-325, C0 325-350, S_0 325-340.
-  Run r = replay(synthetic_plan("dbo", 2, 0, 2, hand_durations()));
+  Run r = replay(synthetic_plan(ScheduleId::dbo, 2, 0, 2, hand_durations()));
   CHECK(r.m.step_time_us == Approx(350).margin(tol_us));
   CHECK(find(r, OpKind::D, 0, 1).start_us == Approx(30).margin(tol_us));
   CHECK(find(r, OpKind::MLP, 0, 0).start_us == Approx(115).margin(tol_us));
@@ -185,7 +185,7 @@ TEST_CASE("sim::closed form: the ROCm host sync after dispatch and combine remov
   // Micro-batch costs are half the full batch's (linear ops). The host blocks after every D and C until the comm
   // stream drains, so no comm runs under compute and the step is the sum of all micro-batch ops = the serial step.
   const LayerDurations half      = scaled(hand_durations(), 0.5);
-  StepPlan plan                  = synthetic_plan("dbo", 2, 0, 2, half);
+  StepPlan plan                  = synthetic_plan(ScheduleId::dbo, 2, 0, 2, half);
   plan.host.host_sync_after_comm = true;
   Run r                          = replay(plan);
   const double serial_us         = 2 * (10 + 20 + 30 + 40 + 15 + 25); // one unsplit batch, 2 MoE layers
@@ -199,7 +199,7 @@ TEST_CASE("sim::closed form: each host sync after a collective costs its round t
   // Serial, 2 MoE layers, free launches: the host issues D, waits for it, syncs 3 µs, then issues MLP; likewise after
   // C. The GPU idles for each sync: 280 µs of ops + 4 x 3 µs. The last sync (after the final C) ends the step: the
   // work after the layers is launched when the host returns.
-  StepPlan plan                  = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  StepPlan plan                  = synthetic_plan(ScheduleId::serial, 2, 0, 1, hand_durations());
   plan.host.host_sync_after_comm = true;
   plan.host.stream_sync_us       = 3;
   Run r                          = replay(plan);
@@ -215,7 +215,7 @@ TEST_CASE("sim::closed form: the same DBO step without the host sync beats seria
 {
   // Every duration halved, free host: the 2-layer DBO makespan halves too (350 / 2 = 175 µs), against 280 µs serial;
   // comm (220 / 2 = 110 µs) is covered by compute except its last 5 µs (10 / 2).
-  Run r = replay(synthetic_plan("dbo", 2, 0, 2, scaled(hand_durations(), 0.5)));
+  Run r = replay(synthetic_plan(ScheduleId::dbo, 2, 0, 2, scaled(hand_durations(), 0.5)));
   CHECK(r.m.step_time_us == Approx(350 / 2.0).margin(tol_us));
   CHECK(r.m.overlap_us == Approx(110 - 5).margin(tol_us));
 }
@@ -229,7 +229,7 @@ TEST_CASE("sim::closed form: DBO collectives that wait on the compute tail overl
   // D_1 65-80 | S_1 65-72.5, MLP_1 80-100, C_0 100-112.5, C_1 112.5-125 | layer 1's A0_0 112.5-117.5, A1_0 -127.5;
   // layer 1 repeats from A0_1 (after C_1) 127.5-132.5, A1_1 -142.5, D_0 142.5-157.5, MLP_0 -177.5, D_1 -192.5,
   // MLP_1 -212.5, C_0 -225, C_1 -237.5. The documented DBO order takes 175 µs, serial 280.
-  StepPlan plan                      = synthetic_plan("dbo", 2, 0, 2, scaled(hand_durations(), 0.5));
+  StepPlan plan                      = synthetic_plan(ScheduleId::dbo, 2, 0, 2, scaled(hand_durations(), 0.5));
   plan.collectives_wait_compute_tail = true;
   Run r                              = replay(plan);
   CHECK(r.m.step_time_us == Approx(237.5).margin(tol_us));
@@ -245,7 +245,7 @@ TEST_CASE("sim::closed form: a slow eager host stretches the step", "[quick]")
 {
   // 50 µs per launch, ops of 10-40 µs: the GPU always waits for the host. Serial, 2 MoE layers = 12 ops: the last
   // op is issued at 12*50 and runs C (25 µs): step = 625 µs.
-  StepPlan plan           = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  StepPlan plan           = synthetic_plan(ScheduleId::serial, 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us = 50;
   Run r                   = replay(plan);
   CHECK(r.m.step_time_us == Approx(12 * 50 + 25).margin(tol_us));
@@ -256,7 +256,7 @@ TEST_CASE("sim::closed form: a slow eager host stretches the step", "[quick]")
 TEST_CASE("sim::closed form: a full CUDA graph replays without per-kernel host cost", "[quick]")
 {
   // Same slow host, cuda_graph full: one graph launch (50 µs) then the GPU runs back to back: 50 + 280 µs.
-  StepPlan plan             = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  StepPlan plan             = synthetic_plan(ScheduleId::serial, 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us   = 50;
   plan.host.cuda_graph      = true;
   plan.host.graph_launch_us = 50;
@@ -268,7 +268,7 @@ TEST_CASE("sim::closed form: SM partition confines compute, interference slows c
 {
   // async_combine, 1 MoE layer, comm kernels use SMs without a partition: while C (25 µs) runs, S gets 1/f of the
   // GPU. f = 1.25: S (15 µs alone) runs entirely beside C at speed 0.8 and takes 15 * 1.25 = 18.75 µs < 25.
-  StepPlan plan                = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  StepPlan plan                = synthetic_plan(ScheduleId::async_combine, 1, 0, 1, hand_durations());
   plan.gpu.comm_uses_sms       = true;
   plan.gpu.interference_shared = 1.25;
   Run r                        = replay(plan);
@@ -282,7 +282,7 @@ TEST_CASE("sim::closed form: compute beside a comm kernel slows the comm by comm
 {
   // async_combine, 1 MoE layer: C (25 µs alone) starts at 100 beside S (15 µs, not slowed: compute factor 1). With a
   // comm slowdown of 2, C makes 7.5 µs of progress while S runs, then 17.5 alone: it ends at 100 + 15 + 17.5.
-  StepPlan plan                 = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  StepPlan plan                 = synthetic_plan(ScheduleId::async_combine, 1, 0, 1, hand_durations());
   plan.gpu.comm_uses_sms        = true;
   plan.gpu.comm_slowdown_shared = 2;
   Run r                         = replay(plan);
@@ -299,7 +299,7 @@ TEST_CASE("sim::closed form: a comm kernel that needs whole SMs starts when the 
   // async_combine, 1 MoE layer: C and S are both ready at 100. C's CTAs need whole SMs, so S (ready at the same
   // instant) takes the GPU and C gets its SMs when S ends at 115: C ends at 140. S runs alone, not slowed by C's
   // interference (1.25); C's record still starts at 100 (the comm stream reached it: what the testbed measures).
-  StepPlan plan                 = synthetic_plan("async_combine", 1, 0, 1, hand_durations());
+  StepPlan plan                 = synthetic_plan(ScheduleId::async_combine, 1, 0, 1, hand_durations());
   plan.gpu.comm_uses_sms        = true;
   plan.gpu.interference_shared  = 1.25;
   plan.gpu.comm_needs_whole_sms = true;
@@ -344,7 +344,7 @@ TEST_CASE("sim::closed form: a fast eager host hides its launches, kernel gaps s
   // 0.5 µs per launch, 1 µs eager GPU gap per kernel, 12 single-kernel ops of 280 µs in all: only the first launch
   // is exposed, every gap is paid: 0.5 + 280 + 12 = 292.5 µs. (A full graph pays its own gap, kernel_gap_us: not
   // this one.)
-  StepPlan plan                 = synthetic_plan("serial", 2, 0, 1, hand_durations());
+  StepPlan plan                 = synthetic_plan(ScheduleId::serial, 2, 0, 1, hand_durations());
   plan.host.launch_cpu_us       = 0.5;
   plan.host.kernel_gap_us       = 0.25;
   plan.host.eager_kernel_gap_us = 1;
@@ -354,7 +354,7 @@ TEST_CASE("sim::closed form: a fast eager host hides its launches, kernel gaps s
 
 TEST_CASE("sim::TimelineEngine: a second simulation in one process is a clear error, not an abort", "[quick]")
 {
-  const StepPlan plan  = synthetic_plan("serial", 1, 0, 1, hand_durations());
+  const StepPlan plan  = synthetic_plan(ScheduleId::serial, 1, 0, 1, hand_durations());
   const Schedule sched = build_schedule(plan);
   TimelineEngine engine(sched, plan);
   CHECK(engine.run().step_time() == Approx(140).margin(tol_us));

@@ -130,18 +130,17 @@ TEST_CASE("sim::engines: the replay equals SimGrid on randomized plans", "[quick
   std::uniform_real_distribution<double> us(0.5, 400.0);
   std::uniform_int_distribution<int> layers(1, 6), kernels(1, 12);
   std::bernoulli_distribution coin(0.5);
-  const std::vector<std::string> names{"serial",          "async_combine",    "dbo",
-                                       "deepseek_decode", "deepseek_prefill", "sglang_tbo"};
+  const std::size_t rows = std::size(schedule_traits); // every schedule of the table, in turn
   for (int trial = 0; trial < 40; ++trial) {
-    const std::string name = names[static_cast<std::size_t>(trial) % names.size()];
-    const int ub           = name == "serial" || name == "async_combine" ? 1 : 2;
+    const ScheduleTraits& t = schedule_traits[static_cast<std::size_t>(trial) % rows];
+    const int ub            = t.num_ubatches;
     LayerDurations d;
     d.a0_us = us(rng), d.a1_us = us(rng), d.d_us = us(rng), d.mlp_us = us(rng), d.c_us = us(rng);
     d.s_us                  = coin(rng) ? us(rng) : -1;
     d.dense_mlp_us          = us(rng);
     d.kernels_per_op        = kernels(rng);
     const int n             = layers(rng);
-    StepPlan plan           = synthetic_plan(name, n + 1, coin(rng) ? 1 : 0, ub, d);
+    StepPlan plan           = synthetic_plan(t.id, n + 1, coin(rng) ? 1 : 0, ub, d);
     plan.host.launch_cpu_us = coin(rng) ? us(rng) / 20 : 0; // a host that is sometimes the bottleneck
     plan.host.event_us      = us(rng) / 100;
     plan.host.handoff_us    = us(rng) / 100;
@@ -151,7 +150,7 @@ TEST_CASE("sim::engines: the replay equals SimGrid on randomized plans", "[quick
     const Schedule sched = build_schedule(plan);
     REQUIRE(replay_inexact_reason(plan).empty());
     compare_records(replay_timeline(plan, sched), simgrid_child(plan, sched),
-                    fmt::format("trial {} ({}, {} layers)", trial, name, n + 1));
+                    fmt::format("trial {} ({}, {} layers)", trial, t.name, n + 1));
   }
 }
 
@@ -159,7 +158,7 @@ TEST_CASE("sim::engines: replay is refused where a comm kernel holds SMs, auto f
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
-  StepPlan plan          = synthetic_plan("dbo", 3, 0, 2, d);
+  StepPlan plan          = synthetic_plan(ScheduleId::dbo, 3, 0, 2, d);
   plan.gpu.comm_uses_sms = true;
   plan.gpu.comm_sms      = 0;
   const Schedule sched   = build_schedule(plan);

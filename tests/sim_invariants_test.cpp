@@ -15,7 +15,7 @@ namespace {
 constexpr double eps_us = 1e-6;
 
 // Uneven durations so that every kind of wait occurs somewhere; an eager host with launch and event costs.
-StepPlan plan_for(const std::string& schedule, int ubatches)
+StepPlan plan_for(ScheduleId schedule, int ubatches)
 {
   LayerDurations d;
   d.a0_us                   = 7;
@@ -60,15 +60,15 @@ void check_invariants(const StepPlan& plan)
 
 } // namespace
 
-TEST_CASE("sim::invariants: serial", "[quick]") { check_invariants(plan_for("serial", 1)); }
+TEST_CASE("sim::invariants: serial", "[quick]") { check_invariants(plan_for(ScheduleId::serial, 1)); }
 
-TEST_CASE("sim::invariants: async_combine", "[quick]") { check_invariants(plan_for("async_combine", 1)); }
+TEST_CASE("sim::invariants: async_combine", "[quick]") { check_invariants(plan_for(ScheduleId::async_combine, 1)); }
 
-TEST_CASE("sim::invariants: dbo", "[quick]") { check_invariants(plan_for("dbo", 2)); }
+TEST_CASE("sim::invariants: dbo", "[quick]") { check_invariants(plan_for(ScheduleId::dbo, 2)); }
 
 TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
 {
-  StepPlan p                  = plan_for("dbo", 2);
+  StepPlan p                  = plan_for(ScheduleId::dbo, 2);
   p.host.host_sync_after_comm = true;
   p.host.stream_sync_us       = 5;
   check_invariants(p);
@@ -77,7 +77,7 @@ TEST_CASE("sim::invariants: dbo with the ROCm host sync", "[quick]")
 TEST_CASE("sim::invariants: serial with the ROCm host sync (the step ends in the host's last sync)", "[quick]")
 {
   // The last op issued is the last layer's combine, and the host syncs after it: the step ends at its release.
-  StepPlan p                  = plan_for("serial", 1);
+  StepPlan p                  = plan_for(ScheduleId::serial, 1);
   p.host.host_sync_after_comm = true;
   p.host.stream_sync_us       = 5;
   check_invariants(p);
@@ -85,7 +85,7 @@ TEST_CASE("sim::invariants: serial with the ROCm host sync (the step ends in the
 
 TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[quick]")
 {
-  StepPlan p                     = plan_for("dbo", 2);
+  StepPlan p                     = plan_for(ScheduleId::dbo, 2);
   p.host.cuda_graph              = true;
   p.host.graph_launch_us         = 3;
   p.host.kernel_gap_us           = 0.5;
@@ -94,15 +94,18 @@ TEST_CASE("sim::invariants: dbo under a full CUDA graph and an SM partition", "[
   check_invariants(p);
 }
 
-TEST_CASE("sim::invariants: deepseek_decode", "[quick]") { check_invariants(plan_for("deepseek_decode", 2)); }
+TEST_CASE("sim::invariants: deepseek_decode", "[quick]") { check_invariants(plan_for(ScheduleId::deepseek_decode, 2)); }
 
-TEST_CASE("sim::invariants: deepseek_prefill", "[quick]") { check_invariants(plan_for("deepseek_prefill", 2)); }
+TEST_CASE("sim::invariants: deepseek_prefill", "[quick]")
+{
+  check_invariants(plan_for(ScheduleId::deepseek_prefill, 2));
+}
 
-TEST_CASE("sim::invariants: sglang_tbo decode", "[quick]") { check_invariants(plan_for("sglang_tbo", 2)); }
+TEST_CASE("sim::invariants: sglang_tbo decode", "[quick]") { check_invariants(plan_for(ScheduleId::sglang_tbo, 2)); }
 
 TEST_CASE("sim::invariants: sglang_tbo prefill", "[quick]")
 {
-  StepPlan p = plan_for("sglang_tbo", 2);
+  StepPlan p = plan_for(ScheduleId::sglang_tbo, 2);
   p.prefill  = true;
   check_invariants(p);
 }

@@ -56,7 +56,7 @@ TEST_CASE("sim::recv hooks: a split keeps the collective's time, one launch each
 {
   LayerDurations d     = layer();
   d.kernels_per_op     = 2;
-  StepPlan plan        = with_hooks(synthetic_plan("serial", 1, 0, 1, d), 8, 12);
+  StepPlan plan        = with_hooks(synthetic_plan(ScheduleId::serial, 1, 0, 1, d), 8, 12);
   const UbatchCosts& u = plan.ubatches[0];
   const OpSpec* send   = u.find(true, OpKind::D);
   const OpSpec* recv   = u.find(true, OpKind::D_recv);
@@ -74,7 +74,7 @@ TEST_CASE("sim::recv hooks: a split keeps the collective's time, one launch each
   CHECK(std::find_if(ops.begin(), ops.end(), [](const OpSpec& o) { return o.kind == OpKind::D; })->flight_us ==
         Approx(70));
   CHECK_THROWS_AS(set_collective_us(ops, OpKind::D, 10, 30), InternalError); // a recv longer than the collective
-  std::vector<OpSpec> plain = synthetic_plan("serial", 1, 0, 1, d).ubatches[0].moe;
+  std::vector<OpSpec> plain = synthetic_plan(ScheduleId::serial, 1, 0, 1, d).ubatches[0].moe;
   set_collective_us(plain, OpKind::C, 70, 30); // no hook: the collective lasts its whole time
   CHECK(std::find_if(plain.begin(), plain.end(), [](const OpSpec& o) { return o.kind == OpKind::C; })->duration_us ==
         70);
@@ -82,7 +82,7 @@ TEST_CASE("sim::recv hooks: a split keeps the collective's time, one launch each
 
 TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thread, in the documented order", "[quick]")
 {
-  const StepPlan plan  = with_hooks(synthetic_plan("dbo", 3, 1, 2, layer()), 8, 12);
+  const StepPlan plan  = with_hooks(synthetic_plan(ScheduleId::dbo, 3, 1, 2, layer()), 8, 12);
   const Schedule sched = build_schedule(plan);
   // Layer 1 (the first MoE layer): D1 send, A0_0, A1_0, D1 recv, D0 send, MLP_1, D0 recv, C1 send, S_1, MLP_0,
   // C1 recv, C0 send, S_0, A0_1 A1_1 (layer 2), C0 recv.
@@ -109,7 +109,7 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
   CHECK_FALSE(reads(find_op(sched, OpKind::MLP, 1, 1), find_op(sched, OpKind::D, 1, 1)));
   CHECK(reads(find_op(sched, OpKind::A0, 2, 0), find_op(sched, OpKind::C_recv, 1, 0)));
   // Serial: each recv right behind its send on the same stream.
-  const Schedule serial = build_schedule(with_hooks(synthetic_plan("serial", 2, 0, 1, layer()), 8, 12));
+  const Schedule serial = build_schedule(with_hooks(synthetic_plan(ScheduleId::serial, 2, 0, 1, layer()), 8, 12));
   const OpVertex d      = find_op(serial, OpKind::D, 0, 0);
   CHECK(serial.graph[serial.issue_order[static_cast<std::size_t>(serial.graph[d].issue_index) + 1]].kind ==
         OpKind::D_recv);
@@ -119,9 +119,9 @@ TEST_CASE("sim::recv hooks: DeepSeek's and SGLang's decode orders run each recv 
           "its reader",
           "[quick]")
 {
-  for (const char* name : {"deepseek_decode", "sglang_tbo"}) {
-    INFO(name);
-    const Schedule sched = build_schedule(with_hooks(synthetic_plan(name, 4, 1, 2, layer()), 8, 12));
+  for (ScheduleId id : {ScheduleId::deepseek_decode, ScheduleId::sglang_tbo}) {
+    INFO(schedule_name(id));
+    const Schedule sched = build_schedule(with_hooks(synthetic_plan(id, 4, 1, 2, layer()), 8, 12));
     // Layer 1 (the first MoE layer; A0_0 A1_0 the prologue), compute stream: S_0 A0_1 D_0 recv MLP_0 A1_1 S_1 C_0 recv
     // A0_0(2) D_1 recv MLP_1 A1_0(2) C_1 recv.
     std::string got;
@@ -156,7 +156,7 @@ TEST_CASE("sim::recv hooks: the data flies off the stream, the recv starts at it
           "[quick]")
 {
   const LayerDurations d = layer();
-  const StepPlan plain   = synthetic_plan("serial", 1, 0, 1, d);
+  const StepPlan plain   = synthetic_plan(ScheduleId::serial, 1, 0, 1, d);
   const StepPlan hooked  = with_hooks(plain, 8, 12);
   const double plain_step =
       in_child<double>([&] { return TimelineEngine(build_schedule(plain), plain).run(1).step_time(); });
@@ -200,7 +200,7 @@ TEST_CASE("sim::recv hooks: the max-plus replay equals the SimGrid run, every ra
     d.c_us += 40 * r;
     d.mlp_us += 9 * r;
     d.kernels_per_op     = 2;
-    StepPlan p           = with_hooks(synthetic_plan("dbo", 4, 1, 2, d), 6 + r, 9 + r);
+    StepPlan p           = with_hooks(synthetic_plan(ScheduleId::dbo, 4, 1, 2, d), 6 + r, 9 + r);
     p.host.launch_cpu_us = 3; // eager: a recv hook waits for the other thread to issue it
     p.host.event_us      = 1;
     p.host.handoff_us    = 1;
@@ -264,7 +264,7 @@ TEST_CASE("sim::recv hooks: the max-plus replay equals the SimGrid run, every ra
 
 TEST_CASE("sim::TimelineCheck: a recv hook that starts before its collective lands, or a flight too short", "[quick]")
 {
-  const StepPlan plan  = with_hooks(synthetic_plan("serial", 1, 0, 1, layer()), 8, 12);
+  const StepPlan plan  = with_hooks(synthetic_plan(ScheduleId::serial, 1, 0, 1, layer()), 8, 12);
   const Schedule sched = build_schedule(plan);
   // A valid timeline: each op after the previous one's landing (or end).
   Timeline tl;

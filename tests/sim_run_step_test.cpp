@@ -42,7 +42,7 @@ StepPlan small_plan()
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
-  return synthetic_plan("serial", 2, 0, 1, d);
+  return synthetic_plan(ScheduleId::serial, 2, 0, 1, d);
 }
 
 } // namespace

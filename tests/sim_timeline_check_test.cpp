@@ -11,7 +11,7 @@ TEST_CASE("sim::TimelineCheck: catches overlap on a stream, a broken dependency,
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
-  const StepPlan plan  = synthetic_plan("serial", 1, 0, 1, d);
+  const StepPlan plan  = synthetic_plan(ScheduleId::serial, 1, 0, 1, d);
   const Schedule sched = build_schedule(plan);
   // A valid serial timeline: ops back to back from t = 0, issued at 0.
   Timeline tl;

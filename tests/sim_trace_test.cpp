@@ -17,7 +17,7 @@ TEST_CASE("sim::TraceWriter: tracks, ops with layer and micro-batch, flows, SM p
 {
   LayerDurations d;
   d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25, d.dense_mlp_us = 35;
-  StepPlan plan           = synthetic_plan("dbo", 3, 1, 2, d);
+  StepPlan plan           = synthetic_plan(ScheduleId::dbo, 3, 1, 2, d);
   plan.host.launch_cpu_us = 2;
   plan.gpu.comm_sms       = 20;
   plan.gpu.comm_uses_sms  = true;

@@ -48,7 +48,7 @@ TEST_CASE("validate testbed: plan files are the schedule's op list with cross-st
     while (std::getline(in, line))
       if (line.rfind("op ", 0) == 0 && line.substr(line.find(" waits") + 6).find_first_not_of(' ') != std::string::npos)
         ++waits;
-    if (v.schedule == "serial")
+    if (v.schedule == sim::ScheduleId::serial)
       CHECK(waits == 0);
     else
       CHECK(waits > 0);
@@ -82,7 +82,7 @@ TEST_CASE("validate testbed: op durations come from the profile's tables and SM 
   CHECK(p.ubatches[0].find(true, models::OpKind::D)->duration_us ==
         Approx(s.tokens / 2.0 * s.comm_bytes_per_token / bw * 1e6));
   CHECK(p.host.cuda_graph);
-  CHECK(p.gpu.interference_shared == Approx(hw.interference.at("compute_with_comm")));
+  CHECK(p.gpu.interference_shared == Approx(hw.interference.compute_with_comm.value()));
 }
 
 TEST_CASE("validate testbed: strict shapes file", "[quick]")

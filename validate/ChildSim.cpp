@@ -29,8 +29,9 @@ Prediction simulate_in_child(const sim::StepPlan& plan)
 {
   const sim::ChildResult child = sim::run_in_child([&] { return simulate_here(plan); });
   if (!child.ok() || child.payload.empty())
-    throw InternalError(fmt::format("validate: the engine child failed for schedule {} ({}): {}", plan.schedule,
-                                    sim::child_outcome_name(child.outcome), child.message));
+    throw InternalError(fmt::format("validate: the engine child failed for schedule {} ({}): {}",
+                                    sim::schedule_name(plan.schedule), sim::child_outcome_name(child.outcome),
+                                    child.message));
   const std::string& text = child.payload;
   Prediction p;
   double lo = 1e300, hi = 0;

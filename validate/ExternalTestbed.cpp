@@ -15,12 +15,6 @@ namespace dbosim::validate {
 
 namespace {
 
-double factor(const models::HwProfile& hw, const std::string& key)
-{
-  auto it = hw.interference.find(key);
-  return it == hw.interference.end() ? 1.0 : it->second;
-}
-
 /* One rank's all-to-all. Alone (one participant) it is a device-local copy: the bytes sent are read and the bytes
  * received written at the profile's HBM bandwidth. Among n ranks of one NVLink domain every rank is assumed to do the
  * same (the list is SPMD): the (n-1)/n share of the larger direction crosses NVLink at the profile's per-GPU
@@ -118,18 +112,17 @@ sim::StepPlan external_step_plan(const TestbedOps& t, const models::HwProfile& h
   if (smem_copies > 0 && smem_copies < copies)
     throw InputError(t.file, 0, 0, "smem_bytes_per_cta",
                      "copy kernels must all reserve shared memory or none (the engine models one residency rule)");
-  sim::StepPlan plan;
-  plan.schedule                      = "external";
+  sim::StepPlan plan; // its schedule is external_schedule's, not a table row: plan.schedule is not read
   plan.num_layers                    = 1;
   plan.host.cuda_graph               = true; // issued ahead of the GPU behind a gate: no launch cost
   plan.host.kernel_gap_us            = hw.graph_replay_kernel_us;
   plan.gpu.sm_count                  = hw.sm_count;
   plan.gpu.comm_sms                  = partition ? t.partition_comm_sms : 0;
   plan.gpu.comm_uses_sms             = true;
-  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
-  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
-  plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
-  plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
+  plan.gpu.interference_shared       = hw.interference.compute_with_comm.value_or(1.0);
+  plan.gpu.interference_partitioned  = hw.interference.compute_with_comm_partitioned.value_or(1.0);
+  plan.gpu.comm_slowdown_shared      = hw.interference.comm_with_compute.value_or(1.0);
+  plan.gpu.comm_slowdown_partitioned = hw.interference.comm_with_compute_partitioned.value_or(1.0);
   // A copy CTA with reserved shared memory (DeepEP's 196608 B) leaves no room for a GEMM CTA on its SM.
   plan.gpu.comm_needs_whole_sms = smem_copies > 0;
   return plan;

@@ -30,7 +30,7 @@ static const GemmDims& dims_of(const TestbedShape& s, OpKind k)
   }
 }
 
-static int ubatches_of(const TestbedVariant& v) { return v.schedule == "dbo" ? 2 : 1; }
+static int ubatches_of(const TestbedVariant& v) { return sim::schedule_traits_of(v.schedule).num_ubatches; }
 
 static sim::OpSpec compute_spec(const TestbedShape& s, OpKind k, int tokens, const models::HwProfile& hw,
                                 const std::string& family, int compute_sms)
@@ -53,12 +53,6 @@ static sim::OpSpec comm_spec(const TestbedShape& s, OpKind k, int tokens, const 
   const double bw = models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, s.comm_ctas);
   const double us = tokens * s.comm_bytes_per_token / bw * 1e6;
   return sim::OpSpec{k, us, us, 1};
-}
-
-static double factor(const models::HwProfile& hw, const std::string& key)
-{
-  auto it = hw.interference.find(key);
-  return it == hw.interference.end() ? 1.0 : it->second;
 }
 
 sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, const models::HwProfile& hw,
@@ -86,10 +80,10 @@ sim::StepPlan testbed_step_plan(const TestbedShape& s, const TestbedVariant& v, 
   plan.gpu.sm_count                  = hw.sm_count;
   plan.gpu.comm_sms                  = v.partition ? s.comm_ctas : 0;
   plan.gpu.comm_uses_sms             = true;
-  plan.gpu.interference_shared       = factor(hw, "compute_with_comm");
-  plan.gpu.interference_partitioned  = factor(hw, "compute_with_comm_partitioned");
-  plan.gpu.comm_slowdown_shared      = factor(hw, "comm_with_compute");
-  plan.gpu.comm_slowdown_partitioned = factor(hw, "comm_with_compute_partitioned");
+  plan.gpu.interference_shared       = hw.interference.compute_with_comm.value_or(1.0);
+  plan.gpu.interference_partitioned  = hw.interference.compute_with_comm_partitioned.value_or(1.0);
+  plan.gpu.comm_slowdown_shared      = hw.interference.comm_with_compute.value_or(1.0);
+  plan.gpu.comm_slowdown_partitioned = hw.interference.comm_with_compute_partitioned.value_or(1.0);
   // The copy CTA reserves DeepEP's shared memory: one per SM and no GEMM CTA beside it (the testbed log records
   // cudaOccupancyMaxActiveBlocksPerMultiprocessor = 1 on the H200).
   plan.gpu.comm_needs_whole_sms = s.comm_smem_bytes > 0;
@@ -103,7 +97,8 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
   const int tokens = s.tokens / ub;
   std::string out  = fmt::format("# dbosim overlap-testbed plan: shape {}, schedule {}{}, {} micro-batch(es) of {} "
                                   "tokens; written by `dbosim validate --write-testbed-plans`\n",
-                                 s.name, v.schedule, v.partition ? " on a green-context partition" : "", ub, tokens);
+                                 s.name, sim::schedule_name(v.schedule),
+                                v.partition ? " on a green-context partition" : "", ub, tokens);
   out += fmt::format("name {}\npartition_compute_sms {}\ncomm_priority {}\ncomm_smem_bytes {}\n",
                      testbed_case_name(s, v), v.partition ? hw.sm_count - s.comm_ctas : 0,
                      v.comm_high_priority ? "high" : "default", s.comm_smem_bytes);

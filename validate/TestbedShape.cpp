@@ -50,12 +50,13 @@ TestbedShapes load_testbed_shapes(const std::string& path)
 
 const std::vector<TestbedVariant>& testbed_variants()
 {
-  static const std::vector<TestbedVariant> v = {{"serial", "serial", false, false},
-                                                {"async_combine", "async_combine", false, false},
-                                                {"dbo", "dbo", false, false},
-                                                {"dbo_green", "dbo", true, false},
-                                                {"async_combine_hiprio", "async_combine", false, true},
-                                                {"dbo_hiprio", "dbo", false, true}};
+  using sim::ScheduleId;
+  static const std::vector<TestbedVariant> v = {{"serial", ScheduleId::serial, false, false},
+                                                {"async_combine", ScheduleId::async_combine, false, false},
+                                                {"dbo", ScheduleId::dbo, false, false},
+                                                {"dbo_green", ScheduleId::dbo, true, false},
+                                                {"async_combine_hiprio", ScheduleId::async_combine, false, true},
+                                                {"dbo_hiprio", ScheduleId::dbo, false, true}};
   return v;
 }
 

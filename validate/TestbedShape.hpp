@@ -1,6 +1,8 @@
 /* dbosim validate — the overlap testbed's shapes (validate/testbed/shapes.yaml): token counts, GEMM dims of each
  * compute op and the copy kernel's size and CTA count for D and C. */
 #pragma once
+#include "config/ScheduleTable.hpp"
+
 #include <string>
 #include <vector>
 
@@ -34,8 +36,8 @@ TestbedShapes load_testbed_shapes(const std::string& path);
  *  greatest stream priority). The engine has no stream priorities: a variant and its _hiprio twin get one prediction.
  */
 struct TestbedVariant {
-  std::string name;     ///< "serial", "async_combine", "dbo", "dbo_green", "async_combine_hiprio", "dbo_hiprio"
-  std::string schedule; ///< engine schedule
+  std::string name;         ///< "serial", "async_combine", "dbo", "dbo_green", "async_combine_hiprio", "dbo_hiprio"
+  sim::ScheduleId schedule; ///< engine schedule
   bool partition          = false;
   bool comm_high_priority = false;
 };

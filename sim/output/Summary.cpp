@@ -29,7 +29,7 @@ json summary_json(const StepPlan& plan, const Metrics& m)
   for (const UbatchCosts& u : plan.ubatches)
     ubatch_tokens.push_back(u.tokens);
   return json{
-      {"schedule", plan.schedule},
+      {"schedule", schedule_name(plan.schedule)},
       {"step_time_us", ns(m.step_time_us)},
       {"step_work_us", ns(m.step_work_us)},
       {"per_layer_us", per_layer},
@@ -58,8 +58,9 @@ json summary_json(const StepPlan& plan, const Metrics& m)
 std::string summary_text(const StepPlan& plan, const Metrics& m)
 {
   std::string out;
-  out += fmt::format("schedule {}  micro-batches {}  cuda graph {}  comm SMs {}\n", plan.schedule, plan.num_ubatches(),
-                     plan.host.cuda_graph ? "full" : (plan.host.piecewise ? "piecewise" : "eager"), plan.gpu.comm_sms);
+  out += fmt::format("schedule {}  micro-batches {}  cuda graph {}  comm SMs {}\n", schedule_name(plan.schedule),
+                     plan.num_ubatches(), plan.host.cuda_graph ? "full" : (plan.host.piecewise ? "piecewise" : "eager"),
+                     plan.gpu.comm_sms);
   for (const std::string& n : plan.notes)
     out += fmt::format("  note: {}\n", n);
   out += fmt::format("step time        {:10.1f} us\n", m.step_time_us);

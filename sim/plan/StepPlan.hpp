@@ -2,6 +2,7 @@
  * StepPlanBuilder, or by hand in tests). The engine never sees model names: only op costs, streams and host/GPU
  * parameters. */
 #pragma once
+#include "config/ScheduleTable.hpp"
 #include "sim/plan/Op.hpp"
 
 #include <string>
@@ -66,10 +67,10 @@ struct GpuParams {
 };
 
 struct StepPlan {
-  std::string schedule = "serial"; ///< a name in schedule_registry()
-  int num_layers       = 0;
-  int first_k_dense    = 0;     ///< leading dense layers (no D/C)
-  bool prefill         = false; ///< a prefill step (schedules that order the phases differently read it)
+  ScheduleId schedule = ScheduleId::serial; ///< its row of config/ScheduleTable.hpp
+  int num_layers      = 0;
+  int first_k_dense   = 0;     ///< leading dense layers (no D/C)
+  bool prefill        = false; ///< a prefill step (schedules that order the phases differently read it)
   /** The engine's DBO collectives wait on the compute stream's tail as the host finds it after a yield, not on their
    *  own micro-batch's compute (vLLM's DeepEP high-throughput prepare/finalize before its event was captured ahead of
    *  the yield: config/EngineTable.hpp, dbo_ht_waits_compute_tail). The dbo schedule then issues in that

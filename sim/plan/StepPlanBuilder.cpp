@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace dbosim::sim {
 
@@ -72,39 +73,39 @@ static std::vector<OpSpec> to_specs(const models::LayerCosts& lc, const CostSour
   return out;
 }
 
-static double interference(const models::HwProfile& hw, const char* key, StepPlan& plan)
+static double interference(const models::HwProfile& hw, std::optional<double> models::Interference::*factor,
+                           StepPlan& plan)
 {
-  auto it = hw.interference.find(key);
-  if (it == hw.interference.end()) {
-    plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
-    return 1.0;
-  }
-  return it->second;
+  if (const std::optional<double>& f = hw.interference.*factor)
+    return *f;
+  for (const auto& [key, member] : models::Interference::keys)
+    if (member == factor)
+      plan.notes.push_back(fmt::format("profile {} has no interference.{}: factor 1 (no slowdown)", hw.name, key));
+  return 1.0;
 }
 
 /** The schedule a step runs: --schedule, else overlap.schedule (else the engine row's schedule of the step's phase)
  *  for the steps with its micro-batch count, else vLLM's rules (dbo when split, else async_combine or serial). Only a
  *  schedule the scenario names earns a note when the step's micro-batches overrule it: the engine's default is its
  *  rule for the steps it fits. */
-static std::string choose_schedule(const Deployment& sc, Phase phase, const std::string& forced, bool split, int nub,
-                                   std::vector<std::string>& notes)
+static ScheduleId choose_schedule(const Deployment& sc, Phase phase, const std::string& forced, bool split, int nub,
+                                  std::vector<std::string>& notes)
 {
   const OverlapConfig& o = sc.overlap;
-  const std::string rule = split ? "dbo" : (o.async_combine ? "async_combine" : "serial");
-  if (!forced.empty())
-    return forced;
-  const bool named        = !o.schedule.empty();
-  const std::string asked = named ? o.schedule : engine_schedule(engine_row(sc.engine), phase == Phase::prefill);
-  const auto& reg         = schedule_registry();
-  const auto e = std::find_if(reg.begin(), reg.end(), [&](const ScheduleEntry& r) { return asked == r.name; });
-  if (e == reg.end())
-    throw InputError(sc.file, 0, 0, named ? "overlap.schedule" : "engine", fmt::format("unknown schedule '{}'", asked),
-                     schedule_names());
-  if (e->num_ubatches == nub)
+  const ScheduleId rule  = split ? ScheduleId::dbo : (o.async_combine ? ScheduleId::async_combine : ScheduleId::serial);
+  if (!forced.empty()) {
+    if (const std::optional<ScheduleId> id = schedule_named(forced))
+      return *id;
+    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", forced), schedule_names());
+  }
+  const bool named       = o.schedule.has_value();
+  const ScheduleId asked = named ? *o.schedule : engine_schedule(engine_row(sc.engine), phase == Phase::prefill);
+  const ScheduleEntry& e = schedule_entry(asked);
+  if (e.num_ubatches == nub)
     return asked;
   if (named)
-    notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)", asked,
-                                e->num_ubatches, nub, rule));
+    notes.push_back(fmt::format("overlap.schedule {} runs {} micro-batch(es), this step {}: {} (vLLM's rules)", e.name,
+                                e.num_ubatches, nub, schedule_name(rule)));
   return rule;
 }
 
@@ -144,12 +145,7 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   if (split && o.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
-  const ScheduleEntry* chosen = nullptr;
-  for (const ScheduleEntry& e : schedule_registry())
-    chosen = plan.schedule == e.name ? &e : chosen;
-  if (!chosen)
-    throw InputError(sc.file, 0, 0, "--schedule", fmt::format("unknown schedule '{}'", plan.schedule),
-                     schedule_names());
+  const ScheduleEntry* chosen = &schedule_entry(plan.schedule);
   if (chosen->num_ubatches != nub) {
     std::string fitting;
     for (const ScheduleEntry& e : schedule_registry())
@@ -177,16 +173,17 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
     partition = false;
     plan.notes.emplace_back(
         fmt::format("{}: no comm SM partition for DeepEP high-throughput under DBO (platform.deepep_ht_dbo_partition)",
-                    hw.platform.stack));
+                    models::platform_name(hw.platform.stack)));
   }
   plan.gpu.sm_count      = hw.sm_count;
   plan.gpu.comm_sms      = partition ? o.dbo_comm_sms : 0;
   plan.gpu.comm_uses_sms = a2a.holds_sms;
   if (plan.gpu.comm_uses_sms) {
-    plan.gpu.interference_shared       = interference(hw, "compute_with_comm", plan);
-    plan.gpu.interference_partitioned  = interference(hw, "compute_with_comm_partitioned", plan);
-    plan.gpu.comm_slowdown_shared      = interference(hw, "comm_with_compute", plan);
-    plan.gpu.comm_slowdown_partitioned = interference(hw, "comm_with_compute_partitioned", plan);
+    using models::Interference;
+    plan.gpu.interference_shared       = interference(hw, &Interference::compute_with_comm, plan);
+    plan.gpu.interference_partitioned  = interference(hw, &Interference::compute_with_comm_partitioned, plan);
+    plan.gpu.comm_slowdown_shared      = interference(hw, &Interference::comm_with_compute, plan);
+    plan.gpu.comm_slowdown_partitioned = interference(hw, &Interference::comm_with_compute_partitioned, plan);
   }
   // DeepEP's high-throughput kernels reserve more than half an SM's shared memory per CTA (intranode dispatch: 768
   // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
@@ -199,7 +196,7 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
     plan.notes.emplace_back("DeepEP low-latency under DBO: D and C run as send + recv hook (return_recv_hook)");
   // DeepEP high-throughput's DBO collectives in the engine's prepare/finalize (config/EngineTable.hpp).
   const ServingEngine& engine        = engine_row(sc.engine);
-  plan.collectives_wait_compute_tail = split && chosen->build == &build_dbo && sc.parallel.ep > 1 &&
+  plan.collectives_wait_compute_tail = split && plan.schedule == ScheduleId::dbo && sc.parallel.ep > 1 &&
                                        sc.parallel.backend == models::All2AllBackend::deepep_high_throughput &&
                                        engine.dbo_ht_waits_compute_tail;
   if (plan.collectives_wait_compute_tail)

@@ -4,8 +4,7 @@ namespace dbosim::sim {
 
 static OpSpec spec(OpKind k, double us, int kernels) { return OpSpec{k, us, us, kernels}; }
 
-StepPlan synthetic_plan(const std::string& schedule, int num_layers, int first_k_dense, int ubatches,
-                        const LayerDurations& d)
+StepPlan synthetic_plan(ScheduleId schedule, int num_layers, int first_k_dense, int ubatches, const LayerDurations& d)
 {
   StepPlan plan;
   plan.schedule      = schedule;

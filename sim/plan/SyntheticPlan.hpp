@@ -20,7 +20,6 @@ struct LayerDurations {
 
 /** @brief `ubatches` identical micro-batches with durations `d` (partitioned duration = duration); host and GPU
  *  parameters default to a free host and no partition. */
-StepPlan synthetic_plan(const std::string& schedule, int num_layers, int first_k_dense, int ubatches,
-                        const LayerDurations& d);
+StepPlan synthetic_plan(ScheduleId schedule, int num_layers, int first_k_dense, int ubatches, const LayerDurations& d);
 
 } // namespace dbosim::sim

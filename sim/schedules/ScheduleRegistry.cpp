@@ -8,7 +8,8 @@ namespace dbosim::sim {
 
 const std::vector<ScheduleEntry>& schedule_registry()
 {
-#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, engines, doc) ScheduleEntry{#name, doc, &build_##name, ubatches, engines},
+#define DBOSIM_SCHEDULE_ENTRY(name, ubatches, engines, doc)                                                            \
+  ScheduleEntry{#name, ScheduleId::name, doc, &build_##name, ubatches, engines},
   static const std::vector<ScheduleEntry> table{DBOSIM_SCHEDULE_TABLE(DBOSIM_SCHEDULE_ENTRY)};
 #undef DBOSIM_SCHEDULE_ENTRY
   return table;
@@ -22,16 +23,15 @@ std::string schedule_names()
   return names;
 }
 
+const ScheduleEntry& schedule_entry(ScheduleId id) { return schedule_registry().at(std::size_t(id)); }
+
 Schedule build_schedule(const StepPlan& plan)
 {
-  for (const ScheduleEntry& e : schedule_registry())
-    if (plan.schedule == e.name) {
-      if (plan.num_ubatches() != e.num_ubatches)
-        throw InternalError(fmt::format("schedule {} needs {} micro-batch(es), the plan has {}", e.name, e.num_ubatches,
-                                        plan.num_ubatches()));
-      return e.build(plan);
-    }
-  throw InternalError(fmt::format("unknown schedule '{}' (valid: {})", plan.schedule, schedule_names()));
+  const ScheduleEntry& e = schedule_entry(plan.schedule);
+  if (plan.num_ubatches() != e.num_ubatches)
+    throw InternalError(fmt::format("schedule {} needs {} micro-batch(es), the plan has {}", e.name, e.num_ubatches,
+                                    plan.num_ubatches()));
+  return e.build(plan);
 }
 
 void issue_dense_layers_split(ScheduleBuilder& b)

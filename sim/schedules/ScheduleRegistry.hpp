@@ -13,6 +13,7 @@ using ScheduleFactory = Schedule (*)(const StepPlan& plan);
 
 struct ScheduleEntry {
   const char* name;
+  ScheduleId id; ///< its row of config/ScheduleTable.hpp (entry i is schedule i)
   const char* doc;
   ScheduleFactory build;
   int num_ubatches;    ///< the micro-batches the schedule needs
@@ -23,8 +24,9 @@ struct ScheduleEntry {
 const std::vector<ScheduleEntry>& schedule_registry();
 /** @brief "serial, async_combine, ...", for error messages. */
 std::string schedule_names();
-/** @brief Builds plan.schedule; InternalError for an unknown name (the list of valid names in the message) or a
- *  plan whose micro-batch count the schedule cannot run. */
+/** @brief The entry of `id` (every schedule has one). */
+const ScheduleEntry& schedule_entry(ScheduleId id);
+/** @brief Builds plan.schedule; InternalError for a plan whose micro-batch count the schedule cannot run. */
 Schedule build_schedule(const StepPlan& plan);
 
 // The builders (sim/schedules/*.cpp).
