@@ -62,7 +62,7 @@ std::set<std::string> stages_of(const std::vector<MissingStage>& missing)
 
 } // namespace
 
-TEST_CASE("calib::check_stages: the shipped records cover h200.yaml; a run of the old README's commands does not",
+TEST_CASE("calib::check_stages: the shipped records cover h200.yaml, a run of the old README's commands does not",
           "[quick]")
 {
   const auto h200 = load_hw_profile(kSrc + "/hwprofiles/h200.yaml");
