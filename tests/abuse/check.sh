@@ -11,8 +11,8 @@ dir=$(cd "$(dirname "$case")" && pwd)
 case="$dir/$(basename "$case")"
 expect_exit=$(sed -n 's/^# expect-exit: //p' "$case")
 expect_err=$(sed -n 's/^# expect-stderr: //p' "$case" | sed "s|@DIR@|$dir|g; s|@OUT@|$out|g")
-# rows VERB: the first column of `dbosim VERB` below its header, joined by ", ".
-rows() { "$dbosim" "$1" | awk 'NR > 1 && NF { printf "%s%s", (n++ ? ", " : ""), $1 }'; }
+# rows VERB: the first column of `dbosim VERB` below its header, up to the table's first blank line, joined by ", ".
+rows() { "$dbosim" "$1" | awk 'NR > 1 && NF == 0 { exit } NR > 1 { printf "%s%s", (n++ ? ", " : ""), $1 }'; }
 # engines: each bare name (its first row's id before '@'), then every row's id: what `engine:` accepts.
 engine_values() {
   "$dbosim" engines | awk 'NR > 1 && NF == 0 { exit } NR > 1 {
