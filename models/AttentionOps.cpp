@@ -66,9 +66,11 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
     add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, attn_f, src_mla);
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
   }
-  if (s.phase == Phase::prefill) {
-    // Prefill runs MLA un-absorbed: the latent of every context token is up-projected to per-head K_nope and V.
-    const double context_tokens = double(s.batch) * s.context_len;
+  if (s.phase == Phase::prefill && (s.decode_batch == 0 || s.batch > s.decode_batch)) {
+    // Prefill runs MLA un-absorbed: the latent of every context token of the prompt part is up-projected to per-head
+    // K_nope and V (a mixed step's decoding requests run absorbed, below, and up-project nothing).
+    const StepShape prompts     = prompt_part(s);
+    const double context_tokens = double(prompts.batch) * prompts.context_len;
     out.push_back(
         inside(launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim),
                                        a.kv_lora_rank, attn_f),
@@ -85,60 +87,73 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   return out;
 }
 
-std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+/** Absorbed MLA decode over `s` (a decode-phase shape): the W_UK product, FlashMLA's split-KV kernel with its
+ *  combine, the W_UV product. */
+void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, const StepShape& s)
 {
   const MlaSpec& a  = m.mla;
-  const int h       = heads_per_rank(a.num_heads, par.tp);
   const int latent  = a.kv_lora_rank + a.qk_rope_head_dim; // per-token cache entry (shared by all heads)
   const double t    = s.tokens;
   const double kv_b = dtype_bytes(m.kv_dtype);
+  // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
+  // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
+  out.push_back(
+      inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
+                         std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
+             GraphSplit::attention));
+  KernelWork core;
+  core.name          = "mla_decode";
+  core.efficiency    = Efficiency::attention;
+  core.compute_dtype = DType::bf16;
+  // The table holds one query token per request (FlashMLA's s_q = 1). A speculative-decoding verify step runs
+  // s_q = tokens / batch > 1 per request (more work per request than the table's), so it takes the roofline.
+  if (s.tokens == s.batch) {
+    core.table_family     = "mla_decode";
+    core.table_dims       = {{"context", s.context_len}, {"heads", h}};
+    core.table_tokens     = s.batch;
+    core.table_interp_dim = "context"; // KV lengths between the measured ones: linear in context
+  }
+  // FlashMLA's call is two launches, the split-KV kernel and the combine over each split's partial output (fp32 per
+  // query head): the measured table times them together; the roofline adds the combine's traffic.
+  const KernelWork combine = streaming_kernel("mla_decode_combine", t, h * a.kv_lora_rank, 2, 1, "");
+  if (t > 0) {
+    // QK^T over d_qk = latent, PV over d_v = kv_lora_rank, for every (query, head, key).
+    core.flops = 2.0 * t * h * s.context_len * (latent + a.kv_lora_rank);
+    core.bytes =
+        double(s.batch) * s.context_len * latent * kv_b + t * h * (latent + a.kv_lora_rank) * act_bytes + combine.bytes;
+  }
+  core.launches     = 2;
+  core.floor_family = "attention";
+  core.split        = GraphSplit::attention;
+  core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
+                "the split-KV kernel and its combine kernel)";
+  out.push_back(core);
+  out.push_back(inside(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
+                                   std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"),
+                       GraphSplit::attention));
+}
+
+std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+{
+  const MlaSpec& a = m.mla;
+  const int h      = heads_per_rank(a.num_heads, par.tp);
+  const double t   = s.tokens;
   std::vector<KernelWork> out;
   const LinearFormat attn_f = linear_format(m, OpClass::attention);
-  if (s.phase == Phase::decode) {
-    // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
-    // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
-    out.push_back(
-        inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
-                           std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
-               GraphSplit::attention));
-    KernelWork core;
-    core.name          = "mla_decode";
-    core.efficiency    = Efficiency::attention;
-    core.compute_dtype = DType::bf16;
-    // The table holds one query token per request (FlashMLA's s_q = 1). A speculative-decoding verify step runs
-    // s_q = tokens / batch > 1 per request (more work per request than the table's), so it takes the roofline.
-    if (s.tokens == s.batch) {
-      core.table_family     = "mla_decode";
-      core.table_dims       = {{"context", s.context_len}, {"heads", h}};
-      core.table_tokens     = s.batch;
-      core.table_interp_dim = "context"; // KV lengths between the measured ones: linear in context
-    }
-    // FlashMLA's call is two launches, the split-KV kernel and the combine over each split's partial output (fp32 per
-    // query head): the measured table times them together; the roofline adds the combine's traffic.
-    const KernelWork combine = streaming_kernel("mla_decode_combine", t, h * a.kv_lora_rank, 2, 1, "");
-    if (t > 0) {
-      // QK^T over d_qk = latent, PV over d_v = kv_lora_rank, for every (query, head, key).
-      core.flops = 2.0 * t * h * s.context_len * (latent + a.kv_lora_rank);
-      core.bytes = double(s.batch) * s.context_len * latent * kv_b + t * h * (latent + a.kv_lora_rank) * act_bytes +
-                   combine.bytes;
-    }
-    core.launches     = 2;
-    core.floor_family = "attention";
-    core.split        = GraphSplit::attention;
-    core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
-                  "the split-KV kernel and its combine kernel)";
-    out.push_back(core);
-    out.push_back(inside(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
-                                     std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"),
-                         GraphSplit::attention));
-  } else {
-    // un-absorbed, over each request's context
-    out.push_back(
-        inside(launched_at(prefill_attention_kernel(m, par, s),
-                           "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
-                           "over the up-projected context)",
-                           "attention"),
-               GraphSplit::attention));
+  if (s.phase == Phase::decode)
+    add_mla_decode(out, m, h, s);
+  else {
+    // un-absorbed over each prompt request's context; a mixed step's decoding requests on the absorbed kernel
+    // (MLACommonImpl.forward: decode tokens first, then the prefill tokens)
+    if (s.decode_tokens > 0)
+      add_mla_decode(out, m, h, decode_part(s));
+    if (s.decode_batch == 0 || s.batch > s.decode_batch) // a prompt part with requests (not padding alone)
+      out.push_back(
+          inside(launched_at(prefill_attention_kernel(m, par, prompt_part(s)),
+                             "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
+                             "over the up-projected context)",
+                             "attention"),
+                 GraphSplit::attention));
   }
   add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, attn_f, src_mla);
   add_a1_tail(out, m, t, moe_layer);

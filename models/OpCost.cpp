@@ -56,6 +56,27 @@ std::string bound_name(Bound b)
 
 std::string backend_name(All2AllBackend b) { return all2all_traits_of(b).name; }
 
+StepShape prompt_part(const StepShape& s)
+{
+  StepShape p          = s;
+  p.tokens             = s.tokens - s.decode_tokens;
+  p.batch              = s.batch - s.decode_batch;
+  p.decode_tokens      = 0;
+  p.decode_batch       = 0;
+  p.decode_context_len = 0;
+  return p;
+}
+
+StepShape decode_part(const StepShape& s)
+{
+  StepShape d;
+  d.phase       = Phase::decode;
+  d.tokens      = s.decode_tokens;
+  d.batch       = s.decode_batch;
+  d.context_len = s.decode_context_len;
+  return d;
+}
+
 const OpCost* LayerCosts::find(OpKind k) const
 {
   for (const auto& op : ops)
@@ -66,6 +87,23 @@ const OpCost* LayerCosts::find(OpKind k) const
 
 namespace {
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("layer_costs: " + what); }
+
+/** A mixed step's decode part: inside the step (the prompt part keeps at least a token per prompt request; a DP rank
+ *  with only decoding requests in a mixed step has a prompt part of padding alone), at least one token per decoding
+ *  request, each request's KV at least its new tokens. */
+void check_decode_part(const StepShape& s)
+{
+  const StepShape d = decode_part(s);
+  if (s.phase != Phase::prefill)
+    bad("a decode part (decode_tokens/decode_batch/decode_context_len) belongs to a mixed (prefill-phase) step");
+  if (d.batch < 1 || d.batch > s.batch || d.tokens < d.batch || d.tokens > s.tokens ||
+      s.tokens - d.tokens < s.batch - d.batch)
+    bad(fmt::format("decode part of {} tokens x {} requests does not fit a step of {} tokens x {} requests", d.tokens,
+                    d.batch, s.tokens, s.batch));
+  if (double(d.context_len) < double(d.tokens) / d.batch)
+    bad(fmt::format("decode_context_len={} is shorter than the {} new tokens per decoding request", d.context_len,
+                    double(d.tokens) / d.batch));
+}
 
 void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer, int redundant)
 {
@@ -78,9 +116,12 @@ void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& 
     bad(fmt::format("negative shape (tokens={}, batch={}, context_len={})", s.tokens, s.batch, s.context_len));
   if (s.tokens > 0 && (s.batch < 1 || s.batch > s.tokens))
     bad(fmt::format("batch={} must be in 1..tokens={}", s.batch, s.tokens));
-  if (s.tokens > 0 && double(s.context_len) < double(s.tokens) / s.batch)
-    bad(fmt::format("context_len={} is shorter than the {} new tokens per request", s.context_len,
-                    double(s.tokens) / s.batch));
+  if (s.decode_tokens != 0 || s.decode_batch != 0 || s.decode_context_len != 0)
+    check_decode_part(s);
+  const StepShape p = prompt_part(s);
+  if (p.tokens > 0 && p.batch > 0 && double(p.context_len) < double(p.tokens) / p.batch)
+    bad(fmt::format("context_len={} is shorter than the {} new tokens per request", p.context_len,
+                    double(p.tokens) / p.batch));
   if (!moe_layer) {
     if (m.dense_intermediate <= 0 || m.dense_intermediate % par.tp != 0)
       bad(fmt::format("dense_intermediate={} does not divide over tp={}", m.dense_intermediate, par.tp));

@@ -51,9 +51,23 @@ struct StepShape {
   Phase phase     = Phase::decode;
   int tokens      = 0; ///< new tokens on this rank (decode: one per request; prefill: prompt tokens)
   int batch       = 0; ///< requests these tokens belong to
-  int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill)
+  int context_len = 0; ///< KV length each request attends over (decode) / prompt length (prefill; in a mixed step,
+                       ///< the mean over the prompt part's requests)
+  /** A mixed step (phase prefill): of `tokens` and `batch`, the requests that decode this step beside the prompt
+   *  chunks, their new tokens (one each, 1 + drafts under speculative decoding) and their mean KV length. The
+   *  engines run these on the decode attention kernel (vLLM's MLACommonImpl.forward splits the batch at
+   *  num_decode_tokens: decodes on the absorbed kernel, prompts on the prefill path), so only the prompt part's
+   *  context is up-projected. All 0: no decode part (every decode-phase shape). */
+  int decode_tokens                        = 0;
+  int decode_batch                         = 0;
+  int decode_context_len                   = 0;
   auto operator<=>(const StepShape&) const = default;
 };
+
+/** @brief A shape's prompt part: the whole shape less its decode part (StepShape::decode_tokens...). */
+StepShape prompt_part(const StepShape& s);
+/** @brief A mixed shape's decode part as a decode-phase shape (empty: tokens 0 when there is none). */
+StepShape decode_part(const StepShape& s);
 
 /** @brief One kernel of an op as the SM-scaling model needs it: its full-GPU time and the table key that may hold
  *  a per-shape SM table for it. */

@@ -46,15 +46,18 @@ KernelWork prefill_attention_kernel(const ModelSpec& m, const ParallelSpec& par,
   if (par.tp < 1)
     throw std::invalid_argument(fmt::format("prefill attention: tp={} must be >= 1", par.tp));
   KernelWork k;
-  k.name                  = "attention_prefill";
-  k.efficiency            = Efficiency::attention;
-  k.compute_dtype         = DType::bf16;
-  k.table_family          = "attention_prefill";
-  k.table_axis            = TableAxis::causal_tokens;
-  const double pairs      = causal_pairs(s);
+  k.name          = "attention_prefill";
+  k.efficiency    = Efficiency::attention;
+  k.compute_dtype = DType::bf16;
+  k.table_family  = "attention_prefill";
+  k.table_axis    = TableAxis::causal_tokens;
+  // A mixed step's decoding requests ride in the same varlen call (one query token each over its whole KV).
+  const StepShape prompts = prompt_part(s), decodes = decode_part(s);
+  const double pairs      = causal_pairs(prompts) + causal_pairs(decodes);
   const double new_tokens = s.tokens;
-  const double ctx_tokens = double(s.batch) * s.context_len; // keys read, over every request
-  k.table_tokens          = equal_pairs_tokens(pairs);
+  const double ctx_tokens = double(prompts.batch) * prompts.context_len +
+                            double(decodes.batch) * decodes.context_len; // keys read, over every request
+  k.table_tokens = equal_pairs_tokens(pairs);
   if (m.attention == AttentionKind::mla) {
     const MlaSpec& a = m.mla;
     const int h      = a.num_heads / par.tp;

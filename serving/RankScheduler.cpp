@@ -51,8 +51,14 @@ RankStep RankScheduler::schedule()
     step.scheduled.push_back(r);
     step.num_new.push_back(n);
     step.tokens += n;
-    step.all_decode = step.all_decode && n == q_decode && r->computed > 0 && (q_decode == 1 || r->decoding());
+    const bool decodes = n == q_decode && r->computed > 0 && (q_decode == 1 || r->decoding());
+    step.all_decode    = step.all_decode && decodes;
     step.context_sum += r->computed + n;
+    if (decodes) {
+      ++step.decode_batch;
+      step.decode_tokens += n;
+      step.decode_context_sum += r->computed + n;
+    }
     budget -= n;
   };
 

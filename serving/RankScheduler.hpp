@@ -67,7 +67,12 @@ struct RankStep {
   int tokens       = 0;
   bool all_decode  = true; ///< every scheduled request decodes (1 + k tokens each): a uniform decode batch
   long context_sum = 0;    ///< sum of KV lengths after the step
-  int preempted    = 0;
+  /** Of the above, the requests that decode (1 + k new tokens over a computed prefix: the engines' decode attention
+   *  path, vLLM's split_decodes_and_prefills), their tokens and KV lengths. */
+  int decode_batch        = 0;
+  int decode_tokens       = 0;
+  long decode_context_sum = 0;
+  int preempted           = 0;
 };
 
 class RankScheduler {

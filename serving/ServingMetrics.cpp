@@ -168,15 +168,17 @@ std::string steps_csv(const ServingResult& r)
 {
   std::string out = "step,pool,start_s,step_us,host_gap_us,phase,tokens,batch,context_len,bucket_tokens,bucket_batch,"
                     "bucket_context_len,total_tokens,running,waiting,kv_blocks_used,preempted,ubatches,cuda_graph,"
-                    "critical_rank,attention_spin_us,expert_spin_us,hot_rank_load\n";
+                    "critical_rank,attention_spin_us,expert_spin_us,hot_rank_load,decode_tokens,decode_batch,"
+                    "decode_context_len\n";
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const StepRecord& s = r.steps[i];
-    out += fmt::format("{},{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.4f}\n",
-                       i, s.pool, s.start_s, s.step_us, s.host_gap_us,
-                       s.exact.phase == models::Phase::decode ? "decode" : "prefill", s.exact.tokens, s.exact.batch,
-                       s.exact.context_len, s.bucketed.tokens, s.bucketed.batch, s.bucketed.context_len, s.total_tokens,
-                       s.running, s.waiting, s.kv_blocks_used, s.preempted, s.ubatches, s.cuda_graph ? 1 : 0,
-                       s.critical_rank, s.attention_spin_us, s.expert_spin_us, s.hot_rank_load);
+    out += fmt::format(
+        "{},{},{:.9f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.4f},{},{},{}\n", i,
+        s.pool, s.start_s, s.step_us, s.host_gap_us, s.exact.phase == models::Phase::decode ? "decode" : "prefill",
+        s.exact.tokens, s.exact.batch, s.exact.context_len, s.bucketed.tokens, s.bucketed.batch, s.bucketed.context_len,
+        s.total_tokens, s.running, s.waiting, s.kv_blocks_used, s.preempted, s.ubatches, s.cuda_graph ? 1 : 0,
+        s.critical_rank, s.attention_spin_us, s.expert_spin_us, s.hot_rank_load, s.exact.decode_tokens,
+        s.exact.decode_batch, s.exact.decode_context_len);
   }
   return out;
 }

@@ -174,6 +174,13 @@ void Pass::finish(LiveRequest* r)
   ++done_;
 }
 
+/** Mean KV length of `requests` whose KV lengths sum to `kv_sum`, at least their share of `tokens` (as the cost models
+ *  see a padded rank, a request attends over at least its share of the padded tokens). */
+static int mean_kv(long kv_sum, long requests, long tokens)
+{
+  return static_cast<int>(std::max((kv_sum + requests / 2) / requests, (tokens + requests - 1) / requests));
+}
+
 /** One lockstep step of the group at its clock; false when it had nothing to run. */
 bool Pass::step(Group& g, std::size_t index, ServingResult& res)
 {
@@ -206,14 +213,21 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
           dp_unsplit || std::max(1, st.tokens) < p_.overlap.dbo_token_threshold(st.scheduled.empty() || st.all_decode);
   // Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
   // request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest).
+  // In a mixed step the decoding requests are the key's decode part (the padding rides with the prompt part).
   auto key_of = [&](const RankStep& st) {
-    const long batch = static_cast<long>(st.scheduled.size());
     StepKey k;
-    k.phase       = phase;
-    k.tokens      = padded;
-    k.batch       = static_cast<int>(batch);
-    k.context_len = static_cast<int>(std::max((st.context_sum + batch / 2) / batch, (padded + batch - 1) / batch));
-    k.dp_unsplit  = dp_unsplit;
+    k.phase      = phase;
+    k.tokens     = padded;
+    k.batch      = static_cast<int>(st.scheduled.size());
+    k.dp_unsplit = dp_unsplit;
+    if (phase == models::Phase::prefill && st.decode_batch > 0) {
+      k.decode_tokens      = st.decode_tokens;
+      k.decode_batch       = st.decode_batch;
+      k.decode_context_len = mean_kv(st.decode_context_sum, st.decode_batch, st.decode_tokens);
+    }
+    const long prompts = k.batch - k.decode_batch;
+    k.context_len = prompts > 0 ? mean_kv(st.context_sum - st.decode_context_sum, prompts, padded - k.decode_tokens)
+                                : k.decode_context_len;
     return k;
   };
   // Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest:

@@ -44,8 +44,8 @@ const std::string& build_id()
 
 std::string key_text(const StepKey& k)
 {
-  return fmt::format("{} {} {} {} {}", k.phase == models::Phase::prefill ? 1 : 0, k.tokens, k.batch, k.context_len,
-                     k.dp_unsplit ? 1 : 0);
+  return fmt::format("{} {} {} {} {} {} {} {}", k.phase == models::Phase::prefill ? 1 : 0, k.tokens, k.batch,
+                     k.context_len, k.decode_tokens, k.decode_batch, k.decode_context_len, k.dp_unsplit ? 1 : 0);
 }
 
 /** The fields of one record line after its tag, read in order; any that fails to parse marks the line bad. */
@@ -71,11 +71,14 @@ struct Fields {
   StepKey key()
   {
     StepKey k;
-    k.phase       = integer() == 1 ? models::Phase::prefill : models::Phase::decode;
-    k.tokens      = static_cast<int>(integer());
-    k.batch       = static_cast<int>(integer());
-    k.context_len = static_cast<int>(integer());
-    k.dp_unsplit  = integer() == 1;
+    k.phase              = integer() == 1 ? models::Phase::prefill : models::Phase::decode;
+    k.tokens             = static_cast<int>(integer());
+    k.batch              = static_cast<int>(integer());
+    k.context_len        = static_cast<int>(integer());
+    k.decode_tokens      = static_cast<int>(integer());
+    k.decode_batch       = static_cast<int>(integer());
+    k.decode_context_len = static_cast<int>(integer());
+    k.dp_unsplit         = integer() == 1;
     return k;
   }
   bool done()

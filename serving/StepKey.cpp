@@ -9,8 +9,11 @@ namespace dbosim::serving {
 
 std::string StepKey::to_string() const
 {
-  return fmt::format("{} tokens={} batch={} context={}{}", phase == models::Phase::decode ? "decode" : "prefill",
-                     tokens, batch, context_len, dp_unsplit ? " dp-unsplit" : "");
+  const std::string decodes = decode_batch > 0 ? fmt::format(" decode_tokens={} decode_batch={} decode_context={}",
+                                                             decode_tokens, decode_batch, decode_context_len)
+                                               : std::string();
+  return fmt::format("{} tokens={} batch={} context={}{}{}", phase == models::Phase::decode ? "decode" : "prefill",
+                     tokens, batch, context_len, decodes, dp_unsplit ? " dp-unsplit" : "");
 }
 
 namespace {
@@ -67,6 +70,20 @@ int Buckets::context(int n) const
   return static_cast<int>(best);
 }
 
+void Buckets::bucket_decode_part(const StepKey& e, StepKey& b) const
+{
+  // The prompt requests (a few chunks) stay exact; the decoding requests take the batch's rounding, their new tokens
+  // in proportion (1 + k each), within what the bucket's tokens leave the prompts (one each at least).
+  const int prompts    = e.batch - e.decode_batch;
+  b.decode_batch       = b.batch - prompts;
+  const int per_decode = (e.decode_tokens + e.decode_batch - 1) / e.decode_batch;
+  b.decode_tokens      = std::min(b.decode_batch * per_decode, b.tokens - prompts);
+  b.decode_context_len =
+      std::max(context(e.decode_context_len), (b.decode_tokens + b.decode_batch - 1) / b.decode_batch);
+  if (prompts > 0)
+    b.context_len = std::max(b.context_len, (b.tokens - b.decode_tokens + prompts - 1) / prompts);
+}
+
 StepKey Buckets::bucket(const StepKey& e) const
 {
   StepKey b     = e;
@@ -74,8 +91,10 @@ StepKey Buckets::bucket(const StepKey& e) const
   b.batch       = std::min(b.tokens, batch(e.batch));
   b.context_len = std::max(1, context(e.context_len));
   // A request attends over at least its own new tokens: keep the bucket a shape the cost model accepts.
-  if (b.batch > 0)
+  if (b.batch > 0 && e.decode_batch == 0)
     b.context_len = std::max(b.context_len, (b.tokens + b.batch - 1) / b.batch);
+  if (e.decode_batch > 0)
+    bucket_decode_part(e, b);
   return b;
 }
 

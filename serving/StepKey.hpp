@@ -8,6 +8,8 @@
  *             `context_buckets_per_octave` points per power of two (exact up to 16), and never below the bucket's
  *             tokens per request (a request attends over at least its own new tokens).
  *   phase   : decode when every scheduled request decodes (a uniform decode batch), else prefill (mixed/prefill).
+ *   decode part (mixed steps): the decoding requests keep the batch's rounding (the prompt requests stay exact), their
+ *             tokens in proportion, their mean KV length on the context grid; context is then the prompts' mean.
  *   dp_unsplit: a DP rank below its DBO threshold keeps the whole step unsplit (StepKey::dp_unsplit). */
 #pragma once
 #include "models/OpCost.hpp"
@@ -63,6 +65,10 @@ struct Buckets {
   /** @brief Nearest grid point to a KV length. */
   int context(int n) const;
   StepKey bucket(const StepKey& exact) const;
+
+private:
+  /** A mixed step's decode part on the grid (StepShape::decode_*). */
+  void bucket_decode_part(const StepKey& exact, StepKey& bucketed) const;
 };
 
 } // namespace dbosim::serving

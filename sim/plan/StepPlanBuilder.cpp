@@ -84,6 +84,40 @@ static double interference(const models::HwProfile& hw, std::optional<double> mo
   return 1.0;
 }
 
+/** Micro-batch shape: tokens [start, start + len) of the padded step `w`, as vLLM's ubatch slices cut it (at token
+ *  granularity, the batch ordered decodes first: a mixed step's decoding requests fall in the first slices). Each
+ *  part keeps its requests in proportion to its tokens. One prompt request split over slices attends over the
+ *  context before its slice plus its own tokens, so the first slice sees the shortest context; slices of padding keep
+ *  the full context (at least their length). */
+static models::StepShape ubatch_shape(const models::StepShape& w, int padded, int start, int len, int nub)
+{
+  const models::StepShape prompts = models::prompt_part(w);
+  const int d_tok                 = std::clamp(w.decode_tokens - start, 0, len);
+  const int p_tok                 = len - d_tok;
+  const int p_padded              = padded - w.decode_tokens; // the prompt part carries the DP padding
+  models::StepShape shape;
+  const bool decodes_only = d_tok > 0 && p_tok == 0;
+  shape.phase             = decodes_only ? Phase::decode : w.phase;
+  shape.tokens            = len;
+  shape.context_len       = decodes_only ? w.decode_context_len : w.context_len;
+  if (p_tok > 0)
+    shape.batch = std::max(1, static_cast<int>(std::lround(1.0 * prompts.batch * p_tok / p_padded)));
+  if (p_tok > 0 && w.phase == Phase::prefill && prompts.batch == 1 && nub > 1) {
+    const int p_start = std::max(0, start - w.decode_tokens);
+    shape.context_len = std::max(p_tok, std::min(w.context_len, w.context_len - prompts.tokens + p_start + p_tok));
+  }
+  if (d_tok > 0) {
+    const int d_batch = std::max(1, static_cast<int>(std::lround(1.0 * w.decode_batch * d_tok / w.decode_tokens)));
+    shape.batch += d_batch;
+    if (p_tok > 0) {
+      shape.decode_tokens      = d_tok;
+      shape.decode_batch       = d_batch;
+      shape.decode_context_len = w.decode_context_len;
+    }
+  }
+  return shape;
+}
+
 /** The schedule a step runs: --schedule, else overlap.schedule (else the engine row's schedule of the step's phase)
  *  for the steps with its micro-batch count, else vLLM's rules (dbo when split, else async_combine or serial). Only a
  *  schedule the scenario names earns a note when the step's micro-batches overrule it: the engine's default is its
@@ -277,18 +311,9 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
     const int start = padded * u / nub;
     const int len   = padded * (u + 1) / nub - start;
     UbatchCosts c;
-    c.tokens      = len;
-    c.real_tokens = std::clamp(w.tokens - start, 0, len);
-    models::StepShape shape;
-    shape.phase       = w.phase;
-    shape.tokens      = len;
-    shape.context_len = w.context_len;
-    shape.batch = padded > 0 && len > 0 ? std::max(1, static_cast<int>(std::lround(1.0 * w.batch * len / padded))) : 0;
-    // One prefill request split over micro-batches at token granularity (vLLM's ubatch slices): slice u holds its
-    // tokens [start, start + len) and attends over the context before them plus its own, so the first slice sees
-    // the shortest context; the last, the whole of it. Slices of padding keep the full context (at least len).
-    if (w.phase == Phase::prefill && w.batch == 1 && nub > 1)
-      shape.context_len = std::max(len, std::min(w.context_len, w.context_len - w.tokens + start + len));
+    c.tokens                      = len;
+    c.real_tokens                 = std::clamp(w.tokens - start, 0, len);
+    const models::StepShape shape = ubatch_shape(w, padded, start, len, nub);
     if (c.real_tokens == 0 && nub > 1)
       plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
     if (plan.first_k_dense > 0)
