@@ -225,9 +225,9 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
       k.decode_batch       = st.decode_batch;
       k.decode_context_len = mean_kv(st.decode_context_sum, st.decode_batch, st.decode_tokens);
     }
-    const long prompts = k.batch - k.decode_batch;
-    k.context_len = prompts > 0 ? mean_kv(st.context_sum - st.decode_context_sum, prompts, padded - k.decode_tokens)
-                                : k.decode_context_len;
+    const long prompts    = k.batch - k.decode_batch;
+    const long prompts_kv = st.context_sum - (k.decode_batch > 0 ? st.decode_context_sum : 0);
+    k.context_len         = prompts > 0 ? mean_kv(prompts_kv, prompts, padded - k.decode_tokens) : k.decode_context_len;
     return k;
   };
   // Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest:

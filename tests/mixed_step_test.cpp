@@ -77,7 +77,8 @@ TEST_CASE("models: a mixed MLA step up-projects only its prompt part and decodes
   CHECK(pre->flops == Approx(2.0 * 128 * (192 + 128) * (512.0 * 1536 + 512.0 * 513 / 2)));
 
   // A1's attention is the two parts' (the o_proj and the tail run over all 640 tokens once).
-  const double parts = a1_us(v3, hw, shape(Phase::prefill, 512, 1, 2048)) + a1_us(v3, hw, shape(Phase::decode, 128, 128, 4096));
+  const double parts =
+      a1_us(v3, hw, shape(Phase::prefill, 512, 1, 2048)) + a1_us(v3, hw, shape(Phase::decode, 128, 128, 4096));
   const double whole = a1_us(v3, hw, s);
   CHECK(whole < parts);
   CHECK(whole > a1_us(v3, hw, shape(Phase::prefill, 512, 1, 2048)));
@@ -126,13 +127,13 @@ TEST_CASE("serving::Buckets: a mixed key's decode part stays a shape the cost mo
       for (int per_decode : {1, 2})
         for (int ctx : {20, 1070, 9000}) {
           serving::StepKey e;
-          e.phase              = Phase::prefill;
-          e.decode_batch       = decodes;
-          e.decode_tokens      = decodes * per_decode;
-          e.decode_context_len = ctx;
-          e.batch              = prompts + decodes;
-          e.tokens             = e.decode_tokens + 300 * prompts;
-          e.context_len        = 700;
+          e.phase                  = Phase::prefill;
+          e.decode_batch           = decodes;
+          e.decode_tokens          = decodes * per_decode;
+          e.decode_context_len     = ctx;
+          e.batch                  = prompts + decodes;
+          e.tokens                 = e.decode_tokens + 300 * prompts;
+          e.context_len            = 700;
           const serving::StepKey k = b.bucket(e);
           INFO(e.to_string() << " -> " << k.to_string());
           CHECK(k.batch - k.decode_batch == prompts);
@@ -144,7 +145,7 @@ TEST_CASE("serving::Buckets: a mixed key's decode part stays a shape the cost mo
 
 TEST_CASE("serving::RankScheduler: a step counts its decoding requests apart from the prompt chunks", "[quick]")
 {
-  serving::SchedulerConfig cfg;
+  SchedulerConfig cfg;
   cfg.max_num_batched_tokens = 100;
   cfg.max_num_seqs           = 8;
   serving::RankScheduler sch(cfg, 1000);

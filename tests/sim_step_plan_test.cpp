@@ -343,3 +343,55 @@ TEST_CASE("sim::StepPlanBuilder: vLLM 0.11's DeepEP high-throughput DBO collecti
     CHECK_FALSE(build_step_plan(s, s.step, linear_costs(132)).collectives_wait_compute_tail);
   }
 }
+
+TEST_CASE("sim::StepPlanBuilder: a mixed step's DBO slices carry its decoding requests first", "[quick]")
+{
+  std::vector<models::StepShape> seen;
+  CostSource costs = linear_costs(132);
+  auto layer       = costs.layer;
+  costs.layer      = [&seen, layer](const models::StepShape& s, bool moe, int sms) {
+    if (moe)
+      seen.push_back(s);
+    return layer(s, moe, sms);
+  };
+  Scenario sc                = scenario(1024);
+  sc.step.phase              = models::Phase::prefill;
+  sc.step.batch              = 101;
+  sc.step.context_len        = 1924; // one prompt: 924 new tokens after 1000 cached
+  sc.step.decode_tokens      = 100;
+  sc.step.decode_batch       = 100;
+  sc.step.decode_context_len = 3000;
+  const StepPlan p           = build_step_plan(sc, sc.step, costs);
+  REQUIRE(p.num_ubatches() == 2);
+  REQUIRE(seen.size() == 2);
+  // Slice 0: the 100 decodes and the prompt's first 412 tokens (context 1000 + 412).
+  CHECK(seen[0].phase == models::Phase::prefill);
+  CHECK(seen[0].tokens == 512);
+  CHECK(seen[0].decode_tokens == 100);
+  CHECK(seen[0].decode_batch == 100);
+  CHECK(seen[0].decode_context_len == 3000);
+  CHECK(seen[0].batch == 101);
+  CHECK(seen[0].context_len == 1412);
+  // Slice 1: the prompt's last 512 tokens over its whole context, no decode part.
+  CHECK(seen[1].tokens == 512);
+  CHECK(seen[1].decode_batch == 0);
+  CHECK(seen[1].batch == 1);
+  CHECK(seen[1].context_len == 1924);
+
+  // More decode tokens than a slice holds: the first slice is a uniform decode batch.
+  seen.clear();
+  sc.step.batch         = 601;
+  sc.step.decode_tokens = 600;
+  sc.step.decode_batch  = 600;
+  sc.step.context_len   = 1424;
+  const StepPlan q      = build_step_plan(sc, sc.step, costs);
+  REQUIRE(q.num_ubatches() == 2);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].phase == models::Phase::decode);
+  CHECK(seen[0].batch == 512);
+  CHECK(seen[0].context_len == 3000);
+  CHECK(seen[0].decode_batch == 0);
+  CHECK(seen[1].phase == models::Phase::prefill);
+  CHECK(seen[1].decode_tokens == 88);
+  CHECK(seen[1].batch == 88 + 1);
+}

@@ -100,7 +100,7 @@ static models::StepShape ubatch_shape(const models::StepShape& w, int padded, in
   shape.phase             = decodes_only ? Phase::decode : w.phase;
   shape.tokens            = len;
   shape.context_len       = decodes_only ? w.decode_context_len : w.context_len;
-  if (p_tok > 0)
+  if (p_tok > 0 && (d_tok == 0 || prompts.batch > 0)) // decodes beside padding alone: no prompt request
     shape.batch = std::max(1, static_cast<int>(std::lround(1.0 * prompts.batch * p_tok / p_padded)));
   if (p_tok > 0 && w.phase == Phase::prefill && prompts.batch == 1 && nub > 1) {
     const int p_start = std::max(0, start - w.decode_tokens);
