@@ -73,6 +73,8 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << base["name"].as<std::string>();
   out << YAML::Key << "gpu" << YAML::Value << base["gpu"].as<std::string>();
+  if (base["generation"])
+    out << YAML::Key << "generation" << YAML::Value << base["generation"].as<std::string>();
 
   out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "kind" << YAML::Value << "measured";

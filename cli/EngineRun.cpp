@@ -29,12 +29,12 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-/** `text` with the model's uncertainty band (validate's e2e group, from the recorded baseline) on the line after the
- *  first line holding `after` (the step time). */
-std::string with_band(std::string text, const std::string& after)
+/** `text` with the model's uncertainty band (validate's e2e group, from the recorded baseline; its cases of the GPU's
+ *  `generation` when enough are recorded) on the line after the first line holding `after` (the step time). */
+std::string with_band(std::string text, const std::string& after, const std::string& generation)
 {
   const std::string shown = "validate/baseline.yaml"; // in the data folder
-  auto band               = validate::load_error_band(data_dir() + "/" + shown);
+  auto band               = validate::load_error_band(data_dir() + "/" + shown, generation);
   if (band)
     band->source = shown;
   const std::string line = "  " + validate::band_text(band, shown) + "\n";
@@ -105,7 +105,8 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}{}{}trace: {}\n{}", with_band(sim::cluster_summary_text(run.plan, run.metrics), "step "),
+    fmt::print("{}{}{}{}trace: {}\n{}",
+               with_band(sim::cluster_summary_text(run.plan, run.metrics), "step ", s.hw.generation),
                sim::summary_text(*rep.plan, rep.metrics), speculative_text(summary), engine_line(summary),
                sim::traced_ranks_text(traced),
                traced.written() ? fmt::format("wrote {}/trace.json\n", out_dir) : std::string());
@@ -135,7 +136,8 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
-    fmt::print("{}{}{}", with_band(sim::summary_text(plan, m), "step time "), speculative_text(summary),
+    fmt::print("{}{}{}", with_band(sim::summary_text(plan, m), "step time ", s.hw.generation),
+               speculative_text(summary),
                engine_line(summary) + (trace ? fmt::format("wrote {}/trace.json\n", out_dir)
                                              : std::string("trace: none (--trace none)\n")));
   return summary;

@@ -141,6 +141,17 @@ PointLaunch launch_text(const PlanSpec& spec, const PointResult& rec, const std:
   }
 }
 
+/** The GPU generation of the point launch_text wrote (its scenario's hardware profile); empty when it does not load,
+ *  as launch_text says in the report. */
+std::string launch_generation(const std::string& out_dir)
+{
+  try {
+    return load_scenario(out_dir + "/launch/scenario.yaml").hw.generation;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 /** What a stopped plan leaves: points.partial.csv (each point's values and whether it ran), no points.csv and no
  *  report; returns the exit code, 128 + signal. */
 int stopped_plan(const PlanOptions& opt, const std::vector<PointResult>& results, int sig)
@@ -213,14 +224,19 @@ int plan_command(const PlanOptions& opt)
     return stopped_plan(opt, results, SIGINT);
   const PlanAnalysis an = analyse(spec, results);
 
+  const PointLaunch launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : PointLaunch{};
   // The band is validate's e2e group (whole steps and serving runs against published deployments), read from the
-  // recorded baseline: the same for every point, since no per-schedule e2e error is recorded.
+  // recorded baseline: its cases of the recommended GPU's generation when enough are recorded (no per-schedule e2e
+  // error is recorded).
   ModelError err;
   err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
   err.group  = validate::band_group;
-  if (const auto band = validate::load_error_band(err.source)) {
-    err.mape_pct = band->mape_pct;
-    err.cases    = band->cases;
+  if (const auto band =
+          validate::load_error_band(err.source, an.recommended ? launch_generation(opt.out_dir) : std::string())) {
+    err.mape_pct   = band->mape_pct;
+    err.cases      = band->cases;
+    err.generation = band->generation;
+    err.note       = band->note;
   }
   if (!fs::exists(err.source))
     err.source = "";
@@ -250,7 +266,6 @@ int plan_command(const PlanOptions& opt)
     plots.timeline =
         timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
   }
-  const PointLaunch launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : PointLaunch{};
   // The three finished files last, each only while no signal came (one that comes between them removes them all).
   const std::pair<const char*, std::string> finished[] = {
       {"points.csv", points_csv(spec, results, an)},

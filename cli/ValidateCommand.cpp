@@ -17,6 +17,7 @@
 #include "validate/TraceImport.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <climits>
 #include <filesystem>
@@ -205,7 +206,14 @@ int validate_command()
     fmt::print("wrote {}\n", o.write_baseline);
   }
   if (!o.baseline.empty()) {
-    const auto v = validate::gate_violations(groups, validate::load_baseline(o.baseline), o.gate_slack_pct);
+    const validate::Baseline recorded = validate::load_baseline_file(o.baseline);
+    std::vector<std::string> fresh;
+    const auto gated = validate::summarize(validate::gated_rows(rows, recorded, fresh));
+    if (!fresh.empty())
+      fmt::print(
+          "gate: {} case(s) not in the baseline's case list, reported and not gated until it is re-recorded: {}\n",
+          fresh.size(), fmt::join(fresh, ", "));
+    const auto v = validate::gate_violations(gated, recorded.mape_pct, o.gate_slack_pct);
     for (const std::string& s : v)
       fmt::print("gate: {}\n", s);
     if (!v.empty()) {

@@ -286,8 +286,9 @@ models::HwProfile parse_hw_profile(const std::string& path)
 {
   YamlMap root(load_yaml_file(path), path, "");
   HwProfile hw;
-  hw.name = root.get_string("name");
-  hw.gpu  = root.get_string("gpu");
+  hw.name       = root.get_string("name");
+  hw.gpu        = root.get_string("gpu");
+  hw.generation = root.get_enum("generation", models::hw_generations(), "");
   read_provenance(root, hw);
   hw.sm_count = sourced_int(root, "sm_count", 1, 1024, hw);
   read_peaks(root, hw);

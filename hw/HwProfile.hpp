@@ -13,6 +13,10 @@
 
 namespace dbosim::models {
 
+/** @brief The generations a profile's `generation:` may name: NVIDIA Hopper (H100, H200, H800), Blackwell (B200,
+ *  GB200, GB300) and AMD CDNA (MI300X, MI325X, MI355X). */
+inline std::vector<std::string> hw_generations() { return {"hopper", "blackwell", "cdna"}; }
+
 /** @brief Where a profile's numbers come from. */
 struct Provenance {
   std::string kind; ///< "datasheet", "measured" or "derived" (rescaled from a measured parent: calibrate/ProfileDerive)
@@ -98,6 +102,9 @@ struct Interference {
 struct HwProfile {
   std::string name; ///< "h200"
   std::string gpu;  ///< marketing name, "NVIDIA H200 SXM 141GB"
+  /// The GPU generation (hw_generations()): the validate e2e cases are grouped by it and the uncertainty band of
+  /// a run on this GPU is its generation's; empty when the profile names none.
+  std::string generation;
   Provenance provenance;
 
   int sm_count = 0;

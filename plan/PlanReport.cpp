@@ -161,12 +161,13 @@ std::vector<std::string> recommendation_text(const PlanSpec& spec, const std::ve
     std::string names;
     for (std::size_t k = 0; k < err.cases.size(); ++k)
       names += (k ? ", " : ": ") + err.cases[k];
-    out.push_back(fmt::format("Uncertainty: the model's measured error against published deployments is {:.1f}% "
-                              "MAPE (validate group {}, {} cases{}; recorded in {}). Throughput band {:.1f} .. {:.1f} "
-                              "{} per replica, so {} .. {} GPUs.",
-                              *err.mape_pct, err.group, err.cases.size(), names, err.source, a.throughput * (1 - m),
-                              a.throughput * (1 + m), spec.demand_unit, reps(1 + m) * a.gpus,
-                              m < 1 ? reps(1 - m) * a.gpus : 0));
+    out.push_back(fmt::format(
+        "Uncertainty: the model's measured error against published deployments is {:.1f}% "
+        "MAPE (validate group {}{}, {} cases{}; recorded in {}{}). Throughput band {:.1f} .. "
+        "{:.1f} {} per replica, so {} .. {} GPUs.",
+        *err.mape_pct, err.group, err.generation.empty() ? "" : ", its " + err.generation + " cases", err.cases.size(),
+        names, err.source, err.note.empty() ? "" : "; " + err.note, a.throughput * (1 - m), a.throughput * (1 + m),
+        spec.demand_unit, reps(1 + m) * a.gpus, m < 1 ? reps(1 - m) * a.gpus : 0));
   } else
     out.push_back(fmt::format("Uncertainty: model error not yet measured (no `{}` group in {}).", err.group,
                               err.source.empty() ? "a validate baseline" : err.source));

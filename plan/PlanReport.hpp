@@ -10,12 +10,15 @@
 namespace dbosim::plan {
 
 /** @brief What the report says about the model's error: validate's e2e group (whole steps and serving runs against
- *  published deployments), its recorded MAPE (%) if measured, and the cases it rests on. */
+ *  published deployments), its recorded MAPE (%) if measured, and the cases it rests on: those of the recommended
+ *  GPU's generation when the baseline records enough of them (validate/ErrorBand.hpp). */
 struct ModelError {
   std::string source; ///< the baseline file read ("" when none)
   std::string group;  ///< "e2e"
   std::optional<double> mape_pct;
   std::vector<std::string> cases;
+  std::string generation; ///< the GPU generation the cases are of; empty: every case of the group
+  std::string note;       ///< why the band is every case's when the recommended GPU's generation was asked for
 };
 
 /** @brief The plots, as inline SVG text. */

@@ -14,9 +14,9 @@ using namespace dbosim::validate;
 
 TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[quick]")
 {
-  std::vector<CaseResult> rows = {{"g", "a", "m", "us", 110, 100, 10, "s", ""},
-                                  {"g", "b", "m", "us", 80, 100, 10, "s", ""},
-                                  {"h", "c", "m", "us", 50, 100, 0, "s", ""}};
+  std::vector<CaseResult> rows = {{"g", "a", "m", "us", 110, 100, 10, "s", "", ""},
+                                  {"g", "b", "m", "us", 80, 100, 10, "s", "", ""},
+                                  {"h", "c", "m", "us", 50, 100, 0, "s", "", ""}};
   CHECK(rows[0].error_pct() == Approx(10));
   CHECK(rows[0].pass());
   CHECK_FALSE(rows[1].pass());
@@ -37,10 +37,10 @@ TEST_CASE("validate report: error, tolerance, MAPE per group, gate slack", "[qui
 
 TEST_CASE("validate: e2e rows are also summarized per engine and phase, outside the gate", "[quick]")
 {
-  std::vector<CaseResult> rows = {{"e2e", "a", "m", "ms", 110, 100, 20, "s", "vllm decode"},
-                                  {"e2e", "b", "m", "ms", 130, 100, 20, "s", "vllm decode"},
-                                  {"e2e", "c", "m", "ms", 95, 100, 20, "s", "sglang prefill"},
-                                  {"deepep_ll", "d", "m", "us", 50, 100, 20, "s", ""}};
+  std::vector<CaseResult> rows = {{"e2e", "a", "m", "ms", 110, 100, 20, "s", "vllm decode", ""},
+                                  {"e2e", "b", "m", "ms", 130, 100, 20, "s", "vllm decode", ""},
+                                  {"e2e", "c", "m", "ms", 95, 100, 20, "s", "sglang prefill", ""},
+                                  {"deepep_ll", "d", "m", "us", 50, 100, 20, "s", "", ""}};
   const auto s                 = summarize_slices(rows);
   REQUIRE(s.size() == 2); // the row without a slice is in its group only
   CHECK(s.at("e2e vllm decode").mape_pct == Approx(20));
@@ -51,6 +51,56 @@ TEST_CASE("validate: e2e rows are also summarized per engine and phase, outside 
   CHECK(text.find("by engine and phase (not gated)") != std::string::npos);
   CHECK(text.find("e2e vllm decode") != std::string::npos);
   CHECK(format_results({rows[3]}).find("by engine and phase") == std::string::npos);
+}
+
+TEST_CASE("validate: a case the baseline's e2e list lacks is reported and not gated until re-recorded", "[quick]")
+{
+  std::vector<CaseResult> rows = {{"e2e", "a", "m", "ms", 110, 100, 20, "s", "vllm decode", "hopper"},
+                                  {"e2e", "b", "m", "ms", 90, 100, 20, "s", "vllm decode", "hopper"},
+                                  {"e2e", "new", "m", "ms", 900, 100, 20, "s", "vllm decode", "blackwell"},
+                                  {"deepep_ll", "d", "m", "us", 150, 100, 20, "s", "", ""}};
+  Baseline b;
+  b.mape_pct     = {{"e2e", 10.0}, {"deepep_ll", 50.0}};
+  b.cases["e2e"] = {"a", "b", "gone"}; // a recorded case no longer run just drops out
+  std::vector<std::string> fresh;
+  const auto kept = gated_rows(rows, b, fresh);
+  CHECK(fresh == std::vector<std::string>{"new"});
+  REQUIRE(kept.size() == 3);
+  CHECK(summarize(kept).at("e2e").mape_pct == Approx(10));
+  CHECK(gate_violations(summarize(kept), b.mape_pct, 2).empty());
+  CHECK(gate_violations(summarize(rows), b.mape_pct, 2).size() == 1); // the whole group, new case in, would fail
+  // A group the baseline lists no cases for is gated whole.
+  b.cases.clear();
+  fresh.clear();
+  CHECK(gated_rows(rows, b, fresh).size() == 4);
+  CHECK(fresh.empty());
+}
+
+TEST_CASE("validate: the baseline records each GPU generation's share of the e2e group, and reads it back", "[quick]")
+{
+  std::vector<CaseResult> rows = {{"e2e", "h1", "m", "ms", 110, 100, 20, "s", "vllm decode", "hopper"},
+                                  {"e2e", "h2", "m", "ms", 70, 100, 20, "s", "vllm decode", "hopper"},
+                                  {"e2e", "b1", "m", "ms", 150, 100, 20, "s", "trtllm decode", "blackwell"},
+                                  {"deepep_ll", "d", "m", "us", 150, 100, 20, "s", "", ""}};
+  const auto gens              = summarize_generations(rows);
+  REQUIRE(gens.size() == 2); // rows without a generation are in their group only
+  CHECK(gens.at("e2e hopper").mape_pct == Approx(20));
+  CHECK(gens.at("e2e blackwell").mape_pct == Approx(50));
+  CHECK(format_results(rows).find("by GPU generation (not gated)") != std::string::npos);
+  dbosim::test::TempDir dir;
+  const Baseline back = load_baseline_file(dir.write("b.yaml", baseline_yaml(summarize(rows), rows)));
+  CHECK(back.mape_pct.at("e2e") == Approx(30));
+  CHECK(back.cases.at("e2e") == std::vector<std::string>{"h1", "h2", "b1"});
+  CHECK(back.generations.at("e2e").at("hopper").mape_pct == Approx(20));
+  CHECK(back.generations.at("e2e").at("hopper").cases == std::vector<std::string>{"h1", "h2"});
+  CHECK(back.generations.at("e2e").at("blackwell").cases == std::vector<std::string>{"b1"});
+  CHECK(back.generations.count("deepep_ll") == 0);
+  CHECK_THROWS_AS(load_baseline_file(dir.write("bad.yaml", "groups: {e2e: 1}\ngenerations:\n  e2e:\n    volta: "
+                                                           "{mape_pct: 1, cases: [a]}\n")),
+                  dbosim::InputError);
+  CHECK_THROWS_AS(load_baseline_file(dir.write("bad2.yaml", "groups: {e2e: 1}\ngenerations:\n  e2e:\n    hopper: "
+                                                            "{mape_pct: 1, cases: a}\n")),
+                  dbosim::InputError);
 }
 
 TEST_CASE("validate cases: every shipped reference case is predicted through the public cost paths", "[quick]")

@@ -207,6 +207,17 @@ TEST_CASE("validate e2e: predictions are what `dbosim run` gives, and the group 
                   &rc);
   CHECK(rc == 4);
   CHECK(out.find("gate: group e2e:") != std::string::npos);
+  CHECK(out.find("e2e hopper") != std::string::npos); // the MAPE of the cases' GPU generation (h200), not gated
+
+  // A baseline whose e2e list holds none of these cases gates none of them (each is reported as new), however tight.
+  const std::string other = dir.write("other.yaml", "groups:\n  e2e: 0\ncases:\n  e2e: [recorded_elsewhere]\n");
+  out = run_shell(bin + " validate --no-testbed --cases " + cases.path() + " --out " + vdir + " --baseline " + other +
+                      " 2>&1",
+                  &rc);
+  CHECK((rc == 0 || rc == 3));
+  CHECK(out.find("gate: 3 case(s) not in the baseline's case list, reported and not gated until it is re-recorded: "
+                 "step, same, cached") != std::string::npos);
+  CHECK(out.find("gate: ok") != std::string::npos);
 }
 
 TEST_CASE("validate e2e: the uncertainty band is the e2e group's recorded error and names its cases", "[quick]")
@@ -223,6 +234,52 @@ TEST_CASE("validate e2e: the uncertainty band is the e2e group's recorded error 
   CHECK(band->cases == std::vector<std::string>{"a6_x", "a7_y"});
   CHECK(band_text(band, f) == "band ±23.5% from validate e2e group (2 cases: a6_x, a7_y) in " + f);
   CHECK_THROWS_AS(load_error_band(dir.write("bad.yaml", "groups:\n  e2e: 1\ncases:\n  e2e: 3\n")), dbosim::InputError);
+}
+
+TEST_CASE("validate e2e: a GPU generation with 3 recorded cases has its own band, fewer fall back to the group's",
+          "[quick]")
+{
+  dbosim::test::TempDir dir;
+  const std::string f = dir.write("b.yaml", "groups:\n  e2e: 30\ncases:\n  e2e: [h1, h2, h3, b1, b2]\n"
+                                            "generations:\n  e2e:\n    hopper: {mape_pct: 10, cases: [h1, h2, h3]}\n"
+                                            "    blackwell: {mape_pct: 60, cases: [b1, b2]}\n");
+  const auto hopper   = load_error_band(f, "hopper");
+  REQUIRE(hopper);
+  CHECK(hopper->mape_pct == Approx(10));
+  CHECK(hopper->generation == "hopper");
+  CHECK(hopper->note.empty());
+  CHECK(band_text(hopper, f) == "band ±10.0% from validate e2e group, its hopper cases (3 cases: h1, h2, h3) in " + f);
+  const auto blackwell = load_error_band(f, "blackwell"); // 2 cases: the group's band, saying why
+  REQUIRE(blackwell);
+  CHECK(blackwell->mape_pct == Approx(30));
+  CHECK(blackwell->generation.empty());
+  CHECK(blackwell->cases.size() == 5);
+  CHECK(band_text(blackwell, f).find("(2 blackwell case(s) recorded, fewer than 3: every case's band)") !=
+        std::string::npos);
+  const auto cdna = load_error_band(f, "cdna");
+  REQUIRE(cdna);
+  CHECK(cdna->mape_pct == Approx(30));
+  CHECK(cdna->note == "no cdna cases recorded: every case's band");
+  const auto all = load_error_band(f); // no generation asked: the group's, no note
+  REQUIRE(all);
+  CHECK(all->mape_pct == Approx(30));
+  CHECK(all->note.empty());
+}
+
+TEST_CASE("validate e2e: `dbosim run` prints the band of its GPU's generation when the baseline records one", "[quick]")
+{
+  // The shipped profiles name their generation; the band line follows it (or says why it is every case's).
+  const YAML::Node b = YAML::LoadFile(src + "/validate/baseline.yaml");
+  dbosim::test::TempDir dir;
+  int rc                = 0;
+  const std::string out = run_shell(bin + " run " + src + "/scenarios/default.yaml --out " + dir.path() + " 2>&1", &rc);
+  INFO(out);
+  REQUIRE(rc == 0);
+  if (b["generations"] && b["generations"]["e2e"] && b["generations"]["e2e"]["hopper"] &&
+      b["generations"]["e2e"]["hopper"]["cases"].size() >= min_generation_cases)
+    CHECK(out.find("from validate e2e group, its hopper cases (") != std::string::npos);
+  else
+    CHECK(out.find("hopper case") != std::string::npos); // the note: none or too few recorded
 }
 
 TEST_CASE("validate e2e: `dbosim run` prints the shipped baseline's e2e band under the step time", "[quick]")

@@ -2,9 +2,12 @@
 
 #include "base/InputError.hpp"
 #include "config/YamlMap.hpp"
+#include "hw/HwProfile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace dbosim::validate {
@@ -44,6 +47,12 @@ std::map<std::string, GroupSummary> summarize_slices(const std::vector<CaseResul
   return summarize_by(rows, [](const CaseResult& r) { return r.slice.empty() ? r.slice : r.group + " " + r.slice; });
 }
 
+std::map<std::string, GroupSummary> summarize_generations(const std::vector<CaseResult>& rows)
+{
+  return summarize_by(
+      rows, [](const CaseResult& r) { return r.generation.empty() ? r.generation : r.group + " " + r.generation; });
+}
+
 static std::string status(const CaseResult& r) { return !r.checked() ? "info" : r.pass() ? "ok" : "FAIL"; }
 
 std::string format_results(const std::vector<CaseResult>& rows)
@@ -62,6 +71,12 @@ std::string format_results(const std::vector<CaseResult>& rows)
     out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "by engine and phase (not gated)", "cases", "checked",
                        "failed", "MAPE%");
   for (const auto& [name, s] : slices)
+    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
+  const auto gens = summarize_generations(rows);
+  if (!gens.empty())
+    out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "by GPU generation (not gated)", "cases", "checked",
+                       "failed", "MAPE%");
+  for (const auto& [name, s] : gens)
     out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
   return out;
 }
@@ -107,6 +122,31 @@ Baseline load_baseline_file(const std::string& path)
       }
     }
   }
+  if (top.has("generations")) {
+    YamlMap gens = top.get_map("generations");
+    for (const std::string& g : gens.keys()) {
+      YamlMap per = gens.get_map(g);
+      for (const std::string& gen : per.keys()) {
+        YamlMap e = per.get_map(gen);
+        if (const auto valid = models::hw_generations(); std::find(valid.begin(), valid.end(), gen) == valid.end())
+          per.fail(gen, "unknown GPU generation", fmt::format("{}", fmt::join(valid, ", ")));
+        GenerationBand band;
+        band.mape_pct      = e.get_double("mape_pct", 0, 1e6);
+        const YAML::Node l = e.raw("cases");
+        if (!l.IsSequence())
+          e.fail("cases", "must be a list of case names");
+        for (const auto& n : l) {
+          if (!n.IsScalar())
+            e.fail_at(n, "cases", "a case name must be a string");
+          band.cases.push_back(n.as<std::string>());
+        }
+        e.finish();
+        b.generations[g][gen] = std::move(band);
+      }
+      per.finish();
+    }
+    gens.finish();
+  }
   top.allow({"note"});
   top.finish();
   return b;
@@ -131,7 +171,48 @@ std::string baseline_yaml(const std::map<std::string, GroupSummary>& groups, con
   }
   if (!cases.empty())
     out += "# the cases each e2e group's MAPE was recorded over (the uncertainty band names them)\ncases:\n" + cases;
+  std::string gens;
+  for (const auto& [name, s] : groups) {
+    if (name.rfind("e2e", 0) != 0)
+      continue;
+    std::map<std::string, std::vector<const CaseResult*>> by_gen;
+    for (const CaseResult& r : rows)
+      if (r.group == name && !r.generation.empty())
+        by_gen[r.generation].push_back(&r);
+    if (by_gen.empty())
+      continue;
+    gens += fmt::format("  {}:\n", name);
+    for (const auto& [gen, rs] : by_gen) {
+      double sum = 0;
+      std::string names;
+      for (const CaseResult* r : rs) {
+        sum += std::abs(r->error_pct());
+        names += (names.empty() ? "" : ", ") + r->name;
+      }
+      gens += fmt::format("    {}: {{mape_pct: {:.2f}, cases: [{}]}}\n", gen, sum / rs.size(), names);
+    }
+  }
+  if (!gens.empty())
+    out += "# each GPU generation's share of the e2e groups (its uncertainty band when it has 3 cases or more)\n"
+           "generations:\n" +
+           gens;
   return out;
+}
+
+std::vector<CaseResult> gated_rows(const std::vector<CaseResult>& rows, const Baseline& baseline,
+                                   std::vector<std::string>& new_cases)
+{
+  std::vector<CaseResult> kept;
+  for (const CaseResult& r : rows) {
+    const auto listed = baseline.cases.find(r.group);
+    if (listed != baseline.cases.end() &&
+        std::find(listed->second.begin(), listed->second.end(), r.name) == listed->second.end()) {
+      new_cases.push_back(r.name);
+      continue;
+    }
+    kept.push_back(r);
+  }
+  return kept;
 }
 
 std::vector<std::string> gate_violations(const std::map<std::string, GroupSummary>& now,

@@ -194,6 +194,7 @@ E2eCase parse_case(YamlMap& m, const std::string& work_dir)
   const Scenario& first = c.arms.front().scenario;
   r.slice               = fmt::format("{} {}", engine_row(first.engine).name,
                         first.step.phase == models::Phase::prefill ? "prefill" : "decode");
+  r.generation          = first.hw.generation;
   m.allow({"note"});
   m.finish();
   return c;

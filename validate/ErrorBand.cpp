@@ -8,7 +8,7 @@
 
 namespace dbosim::validate {
 
-std::optional<ErrorBand> load_error_band(const std::string& baseline_file)
+std::optional<ErrorBand> load_error_band(const std::string& baseline_file, const std::string& generation)
 {
   if (baseline_file.empty() || !std::filesystem::exists(baseline_file))
     return std::nullopt;
@@ -22,6 +22,23 @@ std::optional<ErrorBand> load_error_band(const std::string& baseline_file)
   band.mape_pct = it->second;
   if (const auto c = b.cases.find(band_group); c != b.cases.end())
     band.cases = c->second;
+  if (generation.empty())
+    return band;
+  const auto gens = b.generations.find(band_group);
+  const auto g    = gens == b.generations.end() ? nullptr : [&]() -> const GenerationBand* {
+    const auto f = gens->second.find(generation);
+    return f == gens->second.end() ? nullptr : &f->second;
+  }();
+  if (!g)
+    band.note = fmt::format("no {} cases recorded: every case's band", generation);
+  else if (g->cases.size() < min_generation_cases)
+    band.note = fmt::format("{} {} case(s) recorded, fewer than {}: every case's band", g->cases.size(), generation,
+                            min_generation_cases);
+  else {
+    band.mape_pct   = g->mape_pct;
+    band.cases      = g->cases;
+    band.generation = generation;
+  }
   return band;
 }
 
@@ -33,8 +50,9 @@ std::string band_text(const std::optional<ErrorBand>& band, const std::string& b
   std::string names;
   for (std::size_t i = 0; i < band->cases.size(); ++i)
     names += (i ? ", " : ": ") + band->cases[i];
-  return fmt::format("band ±{:.1f}% from validate {} group ({} cases{}) in {}", band->mape_pct, band->group,
-                     band->cases.size(), names, band->source);
+  return fmt::format("band ±{:.1f}% from validate {} group{} ({} cases{}) in {}{}", band->mape_pct, band->group,
+                     band->generation.empty() ? "" : ", its " + band->generation + " cases", band->cases.size(), names,
+                     band->source, band->note.empty() ? "" : " (" + band->note + ")");
 }
 
 } // namespace dbosim::validate

@@ -183,10 +183,10 @@ std::vector<CaseResult> compare_external(const TestbedOps& t, const ExternalPred
 {
   std::vector<CaseResult> rows;
   rows.push_back({"external_makespan", t.name, "makespan", "us", p.makespan_us, rec.median_makespan_us(),
-                  makespan_tolerance_pct, source, ""});
+                  makespan_tolerance_pct, source, "", ""});
   for (std::size_t i = 0; i < t.ops.size(); ++i)
     rows.push_back({"external_op", t.name, t.ops[i].name, "us", p.span_us[i].second - p.span_us[i].first,
-                    rec.median_duration_us(t.ops[i].name), 0, source, ""});
+                    rec.median_duration_us(t.ops[i].name), 0, source, "", ""});
   return rows;
 }
 

@@ -186,13 +186,13 @@ std::vector<CaseResult> compare_testbed(const std::string& testbed_dir, const mo
       const std::string src = fmt::format("overlap testbed on {} (kernels/overlap_testbed.cu), median of {} repeats",
                                           m.gpu.empty() ? "GPU" : m.gpu, m.reps);
       rows.push_back({"testbed_makespan/" + v.name, s.name, "makespan", "us", p.makespan_us, m.makespan_us,
-                      makespan_tolerance_pct, src, ""});
+                      makespan_tolerance_pct, src, "", ""});
       std::map<std::string, double> pred;
       for (const PredictedOp& o : p.ops)
         pred[o.kind] += o.end_us - o.start_us;
       for (const char* k : op_kinds)
         rows.push_back({"testbed_op/" + v.name, s.name, std::string(k) + " total", "us", pred[k], m.kind_total_us.at(k),
-                        0, src, ""});
+                        0, src, "", ""});
     }
   return rows;
 }
