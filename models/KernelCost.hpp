@@ -67,9 +67,8 @@ struct KernelTime {
 KernelTime kernel_time(const HwProfile& hw, const KernelWork& k);
 
 /** @brief A compute op made of `kernels` (each timed by kernel_time; defined in OpCost.cpp): their sums, their parts,
- *  the bound of the longest one. */
-OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family,
-                   const std::vector<KernelWork>& kernels);
+ *  the bound of the longest one. Taken by value: each kernel's table family and dims move into its part. */
+OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family, std::vector<KernelWork> kernels);
 
 /** @brief A dense GEMM [m x k] x [k x n] with weights of `weight_dtype` (activations in the same precision when
  *  it is 8-bit or less, as DeepGEMM/cuBLASLt FP8 GEMMs quantize them; bf16 otherwise), bf16 output.

@@ -142,8 +142,7 @@ void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& 
 
 } // namespace
 
-OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family,
-                   const std::vector<KernelWork>& kernels)
+OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family, std::vector<KernelWork> kernels)
 {
   OpCost c;
   c.kind      = kind;
@@ -153,30 +152,15 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     c.kernels += std::max(1, k.launches);
     c.launch_split.insert(c.launch_split.end(), std::max(1, k.launches), k.split);
   }
+  c.parts.reserve(kernels.size());
   double longest_us  = -1;
   const bool explain = cost_explanations();
-  for (const auto& k : kernels) {
-    const KernelTime t = kernel_time(hw, k);
+  for (auto& k : kernels) {
+    KernelTime t = kernel_time(hw, k);
     c.flops += k.flops;
     c.bytes += k.bytes;
     c.weight_bytes += k.weight_bytes;
     c.duration_us += t.us;
-    if (explain)
-      c.parts.push_back({t.us, k.table_family, k.table_dims, k.table_tokens, k.name, k.shape, k.source, k.floor_family,
-                         t.floored, t.table, k.flops, k.compute_dtype});
-    else // what the SM-scaling model reads; no names (models/CostExplain)
-      c.parts.push_back({t.us,
-                         k.table_family,
-                         k.table_dims,
-                         k.table_tokens,
-                         {},
-                         {},
-                         {},
-                         k.floor_family,
-                         t.floored,
-                         t.table,
-                         k.flops,
-                         k.compute_dtype});
     // The op is reported with the bound of the kernel that takes most of its time.
     if (t.us > longest_us) {
       longest_us = t.us;
@@ -184,6 +168,24 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
     }
     if (explain)
       c.method += (c.method.empty() ? "" : "; ") + t.method;
+    // Last: the kernel's strings and dims move into its part (kernel_time has read them).
+    if (explain)
+      c.parts.push_back({t.us, std::move(k.table_family), std::move(k.table_dims), k.table_tokens, std::move(k.name),
+                         std::move(k.shape), std::move(k.source), std::move(k.floor_family), t.floored,
+                         std::move(t.table), k.flops, k.compute_dtype});
+    else // what the SM-scaling model reads; no names (models/CostExplain)
+      c.parts.push_back({t.us,
+                         std::move(k.table_family),
+                         std::move(k.table_dims),
+                         k.table_tokens,
+                         {},
+                         {},
+                         {},
+                         std::move(k.floor_family),
+                         t.floored,
+                         std::move(t.table),
+                         k.flops,
+                         k.compute_dtype});
   }
   if (explain)
     c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
@@ -224,12 +226,19 @@ std::vector<StepShape> dp_chunks(const StepShape& shape, int chunk)
   return out;
 }
 
-/** One op run once per chunk, in order: its time, work and launches summed. */
+/** One op run once per chunk, in order: its time, work and launches summed. Every chunk but the last has the same
+ *  shape: a chunk equal to the one before it is priced once and added again (the same additions in the same order,
+ *  so the sums are the chunk-by-chunk ones to the bit; `parts` keeps one entry per kernel of every chunk). */
 template <typename CostOf> OpCost per_chunk(const std::vector<StepShape>& chunks, CostOf cost_of)
 {
   OpCost sum = cost_of(chunks.front());
+  if (chunks.size() == 1)
+    return sum;
+  OpCost priced = sum; // the cost of chunks[i - 1]
   for (std::size_t i = 1; i < chunks.size(); ++i) {
-    const OpCost c = cost_of(chunks[i]);
+    if (!(chunks[i] == chunks[i - 1]))
+      priced = cost_of(chunks[i]);
+    const OpCost& c = priced;
     sum.flops += c.flops;
     sum.bytes += c.bytes;
     sum.weight_bytes += c.weight_bytes;

@@ -283,3 +283,31 @@ TEST_CASE("models::layer_costs: vLLM's MoE DP chunk loop runs D, experts and C o
   CHECK(layer_costs(v3, hw, ht, decode(512, 1024), true, chunked).find(OpKind::D)->duration_us ==
         layer_costs(v3, hw, ht, decode(512, 1024), true, test_comm()).find(OpKind::D)->duration_us);
 }
+
+TEST_CASE("models::layer_costs: many MoE DP chunks are the equal chunks summed one by one, then the remainder",
+          "[quick]")
+{
+  // 8,000 tokens in chunks of 256: 31 equal chunks of 256 tokens and one of 64. The equal chunks are priced once and
+  // added 31 times in order, so the totals are the chunk-by-chunk sums to the bit, and every chunk keeps its parts.
+  const HwProfile hw          = dbosim::test::h200_like();
+  const ModelSpec v3          = dbosim::load_model_zoo("deepseek-v3");
+  CommSetup chunked           = test_comm();
+  chunked.moe_dp_chunk_tokens = 256;
+  const LayerCosts many       = layer_costs(v3, hw, ep8(), decode(8000, 1024), true, chunked);
+  const LayerCosts full       = layer_costs(v3, hw, ep8(), decode(256, 1024), true, test_comm());
+  const LayerCosts rest       = layer_costs(v3, hw, ep8(), decode(64, 1024), true, test_comm());
+  for (const OpKind k : {OpKind::D, OpKind::MLP, OpKind::C}) {
+    INFO(op_name(k));
+    const OpCost& f = *full.find(k);
+    const OpCost& r = *rest.find(k);
+    double us = f.duration_us, flops = f.flops;
+    for (int i = 1; i < 31; ++i)
+      us += f.duration_us, flops += f.flops;
+    us += r.duration_us, flops += r.flops;
+    CHECK(many.find(k)->duration_us == us);
+    CHECK(many.find(k)->flops == flops);
+    CHECK(many.find(k)->kernels == 31 * f.kernels + r.kernels);
+    CHECK(many.find(k)->parts.size() == 31 * f.parts.size() + r.parts.size());
+    CHECK(many.find(k)->launch_split.size() == 31 * f.launch_split.size() + r.launch_split.size());
+  }
+}
