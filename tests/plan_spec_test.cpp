@@ -139,15 +139,23 @@ TEST_CASE("plan: scenario errors in a plan name the plan file and line", "[quick
 
 TEST_CASE("plan: overlap.schedule is a plan axis like any scenario key", "[quick][plan]")
 {
-  // Crossed with DBO off: those points' steps have one micro-batch and run by vLLM's rules (a note says so).
+  // Crossed with DBO off: those points' steps have one micro-batch and run by vLLM's rules (a note says so). On
+  // DeepSeek's engine (no public launch command) every point stays.
   const std::string axis = "  hardware: [h200, b200]\n";
+  const std::string yaml = replace(kPlan, axis, axis + "  overlap.schedule: [dbo, deepseek_decode]\n");
   TempDir dir;
-  const PlanSpec spec = load_plan(
-      dir.write("plan.yaml", replace(kPlan, axis, axis + "  overlap.schedule: [dbo, deepseek_decode]\n")), dir.path());
-  const auto points = enumerate_points(spec);
+  const PlanSpec spec = load_plan(dir.write("plan.yaml", "engine: deepseek\n" + yaml), dir.path());
+  const auto points   = enumerate_points(spec);
   REQUIRE(points.size() == 16);
   CHECK(points[1].value("overlap.schedule") == "deepseek_decode");
   CHECK(point_yaml(spec, points[1]).find("deepseek_decode") != std::string::npos);
+  // Under vLLM only its own DBO order with DBO on is launchable: 4 of the 16 points.
+  const PlanSpec vllm = load_plan(dir.write("plan_vllm.yaml", yaml), dir.path());
+  CHECK(enumerate_points(vllm).size() == 4);
+  for (const PlanPoint& p : enumerate_points(vllm)) {
+    CHECK(p.value("overlap.schedule") == "dbo");
+    CHECK(p.value("overlap.enable_dbo") == "true");
+  }
 
   // A name outside the schedule table, at its sweep axis, with the table's names.
   const std::string e = error_of(replace(kPlan, axis, axis + "  overlap.schedule: [dbo, trtllm_tbo]\n"));

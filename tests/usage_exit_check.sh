@@ -27,7 +27,7 @@ expect 2 "The following argument was not expected: --bogus" -- "$calibrate" fit 
 expect 2 "--raw: 1 required" -- "$calibrate" report --raw
 expect 2 "--out is required" -- "$calibrate" fit
 expect 2 "profile is required" -- "$calibrate" refit
-expect 2 "FACTOR>=1" -- "$calibrate" diff h200 b200 --max-step-ratio 0.5
+expect 2 "is not a factor >= 1" -- "$calibrate" diff h200 b200 --max-step-ratio 0.5
 
 gpu=$src/calibrate/run_on_gpu.sh
 expect 0 "" -- "$gpu" --help

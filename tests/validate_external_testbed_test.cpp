@@ -5,6 +5,7 @@
 #include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/InputFile.hpp"
+#include "models/OpTables.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 #include "testbed_ops_support.hpp"
 #include "validate/ChildSim.hpp"
@@ -246,7 +247,12 @@ TEST_CASE("validate external testbed: copy CTAs beyond what the SMs hold run in 
   CHECK(copy_duration(1024, 0, green) == Approx(c20));
   // The whole GPU: 264 CTAs are two full waves of 132, each half the bytes at the 132-SM speed.
   CHECK(copy_duration(264, 196608) == Approx(copy_duration(132, 196608)));
-  CHECK(copy_duration(1024, 196608) > copy_duration(132, 196608)); // 7 full waves and one of 100 CTAs
+  // 1024 CTAs: 7 full waves of 132 and one of 100, each its share of the bytes at the curve's speed on its SMs.
+  const models::Curve& curve = load_hw_profile("h200").comm_kernel_bytes_per_s_by_sms;
+  CHECK(copy_duration(1024, 196608) ==
+        Approx(14680064.0 *
+               (924.0 / 1024 / models::speed_at_sms(curve, 132) + 100.0 / 1024 / models::speed_at_sms(curve, 100)) *
+               1e6));
   // 96 KiB per CTA: two per SM, so 264 CTAs are one wave on 132 SMs.
   CHECK(copy_duration(264, 98304) == Approx(copy_duration(132, 98304)));
 }
