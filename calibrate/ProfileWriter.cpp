@@ -138,6 +138,8 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   out << YAML::EndMap;
 
   sourced(out, "sm_count", sm_count, "measured: cudaGetDeviceProperties multiProcessorCount on " + gpu_name);
+  if (base["smem_per_sm"]) // optional, kept from the base
+    out << YAML::Key << "smem_per_sm" << YAML::Value << base["smem_per_sm"];
   for (const char* key : {"peak_tflops", "hbm_bandwidth", "hbm_capacity", "nvlink_bandwidth", "nvlink_latency",
                           "nvlink_domain_size", "nic_bandwidth", "nic_latency"})
     out << YAML::Key << key << YAML::Value << base[key];

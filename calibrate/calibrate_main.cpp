@@ -18,6 +18,7 @@
 #include "calibrate/SmTableLoo.hpp"
 #include "calibrate/StageCheck.hpp"
 #include "calibrate/VerifyCheck.hpp"
+#include "cli/UsageExit.hpp"
 #include "config/DataDir.hpp"
 #include "config/HwProfileLoader.hpp"
 
@@ -172,8 +173,7 @@ int main(int argc, char** argv)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e); // prints the usage error (or the help, rc 0)
-    return rc == 0 ? 0 : 2;     // a usage error is bad input: exit 2, as dbosim's
+    return dbosim::cli::usage_exit(app, e, "dbosim-calibrate"); // a usage error is bad input: exit 2, as dbosim's
   }
   try {
     if (*diff_cmd) {

@@ -30,17 +30,29 @@ die() { # bad input: exit 2, as every dbosim command
   echo "run_on_gpu.sh: $*" >&2
   exit 2
 }
+help() { sed -n '2,/^set -o/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) help && exit 0 ;; esac
 [ $# -ge 1 ] && [ "${1#-}" = "$1" ] || die "$usage"
 OUT=$(realpath -m "$1")
 shift
+value() { # OPTION [VALUE...]: the option's value, or exit 2 when there is none
+  [ $# -ge 2 ] && [ -n "$2" ] && [ "${2#--}" = "$2" ] || die "$1 needs a value; $usage"
+  printf '%s' "$2"
+}
 DG_DIR="" FM_DIR="" QUICK="" SKIP=" "
 declare -A COMMIT_OPT
 while [ $# -gt 0 ]; do
   case "$1" in
-  --deepgemm) DG_DIR=$(realpath -m "${2:?--deepgemm needs a folder}") && shift ;;
-  --flashmla) FM_DIR=$(realpath -m "${2:?--flashmla needs a folder}") && shift ;;
+  --deepgemm)
+    v=$(value "$@") || exit 2
+    DG_DIR=$(realpath -m "$v") && shift
+    ;;
+  --flashmla)
+    v=$(value "$@") || exit 2
+    FM_DIR=$(realpath -m "$v") && shift
+    ;;
   --commit)
-    kv=${2:?--commit needs TREE=SHA}
+    kv=$(value "$@") || exit 2
     case "${kv%%=*}" in dbosim | deepgemm | deepgemm-cutlass | flashmla | flashmla-cutlass) ;;
     *) die "--commit $kv: unknown tree '${kv%%=*}' (valid: dbosim, deepgemm, deepgemm-cutlass, flashmla, flashmla-cutlass)" ;;
     esac
@@ -55,7 +67,7 @@ while [ $# -gt 0 ]; do
     ;;
   --quick) QUICK=--quick ;;
   -h | --help)
-    sed -n '2,/^set -o/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    help
     exit 0
     ;;
   *) die "unknown option '$1'; $usage" ;;

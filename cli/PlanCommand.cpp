@@ -199,9 +199,12 @@ int plan_command(const PlanOptions& opt)
       mine.push_back(p);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores / mpi.local_size()));
-  if (mpi.rank() == 0)
+  if (mpi.rank() == 0) {
     fmt::print(stderr, "dbosim plan: {} points over {} rank(s), {} at once per rank\n", points.size(), mpi.size(),
                jobs);
+    if (!spec.dropped.empty())
+      fmt::print(stderr, "dbosim plan: {}\n", dropped_line(spec));
+  }
   const json share = run_share(spec, mine, scratch, jobs, opt.engine);
   const auto all   = mpi.gather(share.dump());
   if (mpi.rank() != 0)

@@ -3,6 +3,7 @@
 #include "cli/Commands.hpp"
 #include "cli/PlanCommand.hpp"
 #include "cli/ServingCommand.hpp"
+#include "cli/UsageExit.hpp"
 #include "cli/ValidateCommand.hpp"
 #include "config/OutputDir.hpp"
 #include "serving/StepDiskCache.hpp"
@@ -90,8 +91,7 @@ int main(int argc, char** argv)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return cli::usage_exit(app, e, "dbosim");
   }
 
   try {

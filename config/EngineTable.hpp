@@ -45,6 +45,9 @@ struct ServingEngine {
   /** The flag (with its value) that selects DeepEP as the experts' all-to-all, followed by --deepep-mode; "" where
    *  the engine names its backend otherwise (vLLM: --all2all-backend with the all-to-all table's vllm_name) */
   const char* deepep_flag;
+  /** The --all2all-backend whose finalize_async runs overlap.async_combine when a step is not split ("" : the engine
+   *  cannot be told async_combine; plan/UnsaidSettings.cpp) */
+  const char* async_combine_backend;
   EngineRule schedule_rule;     ///< why the default schedules
   EngineRule launch_rule;       ///< where the launch flags are spelled
   EngineRule cuda_graph_rule;   ///< when a step replays a CUDA graph
@@ -75,7 +78,7 @@ inline constexpr ServingEngine serving_engines[] = {
   {
     .name = "vllm", .version = "0.11", .label = "vLLM", .is_default = true,
     .decode_schedule = sim::ScheduleId::dbo, .prefill_schedule = sim::ScheduleId::dbo,
-    .launch = LaunchFamily::vllm_serve, .launch_text = "vllm serve", .deepep_flag = "",
+    .launch = LaunchFamily::vllm_serve, .launch_text = "vllm serve", .deepep_flag = "", .async_combine_backend = "",
     .schedule_rule = {"DBO (--enable-dbo) splits a step above its token threshold into two micro-batches; an unsplit "
                       "step runs serial, or async_combine with a finalize_async backend",
                       "vllm/v1/worker/ubatch_utils.py: check_ubatch_thresholds @015d6f9d"},
@@ -111,6 +114,9 @@ inline constexpr ServingEngine serving_engines[] = {
     .name = "vllm", .version = "2026-09", .label = "vLLM", .is_default = false,
     .decode_schedule = sim::ScheduleId::dbo, .prefill_schedule = sim::ScheduleId::dbo,
     .launch = LaunchFamily::vllm_serve, .launch_text = "vllm serve", .deepep_flag = "",
+    // finalize_async of the deepep_v2 backend: vllm/model_executor/layers/fused_moe/prepare_finalize/deepep_v2.py
+    // (https://github.com/vllm-project/vllm/pull/52781, docs/domain.md §2)
+    .async_combine_backend = "deepep_v2",
     .schedule_rule = {"as 0.11; DeepEP v2's finalize_async overlaps the shared expert with the combine when DBO is "
                       "off (the async_combine schedule)",
                       "https://github.com/vllm-project/vllm/pull/52781"},
@@ -139,7 +145,7 @@ inline constexpr ServingEngine serving_engines[] = {
     .name = "sglang", .version = "0.5", .label = "SGLang", .is_default = true,
     .decode_schedule = sim::ScheduleId::sglang_tbo, .prefill_schedule = sim::ScheduleId::sglang_tbo,
     .launch = LaunchFamily::sglang_launch_server, .launch_text = "python -m sglang.launch_server",
-    .deepep_flag = "--moe-a2a-backend deepep",
+    .deepep_flag = "--moe-a2a-backend deepep", .async_combine_backend = "",
     .schedule_rule = {"two-batch overlap (--enable-two-batch-overlap) splits every batch in two: decode in "
                       "DeepSeek's decode order, prefill stage by stage",
                       "https://lmsys.org/blog/2025-05-05-large-scale-ep/ (lm-sys/lm-sys.github.io "
@@ -173,7 +179,7 @@ inline constexpr ServingEngine serving_engines[] = {
     .name = "sglang", .version = "2025-05", .label = "SGLang", .is_default = false,
     .decode_schedule = sim::ScheduleId::sglang_tbo, .prefill_schedule = sim::ScheduleId::sglang_tbo,
     .launch = LaunchFamily::sglang_launch_server, .launch_text = "python -m sglang.launch_server",
-    .deepep_flag = "--enable-deepep-moe",
+    .deepep_flag = "--enable-deepep-moe", .async_combine_backend = "",
     .schedule_rule = {"two-batch overlap (--enable-two-batch-overlap) splits every batch in two: decode in "
                       "DeepSeek's decode order, prefill stage by stage",
                       "https://lmsys.org/blog/2025-05-05-large-scale-ep/ (lm-sys/lm-sys.github.io "
@@ -198,7 +204,7 @@ inline constexpr ServingEngine serving_engines[] = {
   {
     .name = "trtllm", .version = "1.0", .label = "TensorRT-LLM", .is_default = true,
     .decode_schedule = sim::ScheduleId::serial, .prefill_schedule = sim::ScheduleId::serial,
-    .launch = LaunchFamily::trtllm_serve, .launch_text = "trtllm-serve", .deepep_flag = "",
+    .launch = LaunchFamily::trtllm_serve, .launch_text = "trtllm-serve", .deepep_flag = "", .async_combine_backend = "",
     .schedule_rule = {"no two-micro-batch overlap of dispatch and combine in the published DeepSeek-R1 recipes: "
                       "each layer's ops in order",
                       "docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md @01c4ece9"},
@@ -228,7 +234,7 @@ inline constexpr ServingEngine serving_engines[] = {
   {
     .name = "deepseek", .version = "2025-02", .label = "DeepSeek's inference system", .is_default = true,
     .decode_schedule = sim::ScheduleId::deepseek_decode, .prefill_schedule = sim::ScheduleId::deepseek_prefill,
-    .launch = LaunchFamily::none, .launch_text = "", .deepep_flag = "",
+    .launch = LaunchFamily::none, .launch_text = "", .deepep_flag = "", .async_combine_backend = "",
     .schedule_rule = {"dual micro-batch overlap: decode in a five-stage pipeline around dispatch and combine, "
                       "prefill attention and MLP under the other micro-batch's communication",
                       "deepseek-ai/open-infra-index 202502OpenSourceWeek/"
@@ -308,7 +314,8 @@ constexpr bool engine_text(const char* s) { return s && *s; }
 constexpr bool engine_rows_complete()
 {
   for (const ServingEngine& e : serving_engines) {
-    if (!engine_text(e.name) || !engine_text(e.version) || !engine_text(e.label) || !e.deepep_flag)
+    if (!engine_text(e.name) || !engine_text(e.version) || !engine_text(e.label) || !e.deepep_flag ||
+        !e.async_combine_backend)
       return false;
     if (e.launch != LaunchFamily::none && !engine_text(e.launch_text))
       return false;

@@ -291,6 +291,8 @@ models::HwProfile parse_hw_profile(const std::string& path)
   hw.generation = root.get_enum("generation", models::hw_generations(), "");
   read_provenance(root, hw);
   hw.sm_count = sourced_int(root, "sm_count", 1, 1024, hw);
+  if (root.has("smem_per_sm")) // optional: bytes of shared memory per SM (what a copy CTA's reservation is against)
+    hw.smem_bytes_per_sm = sourced_int(root, "smem_per_sm", 1024, 1 << 24, hw);
   read_peaks(root, hw);
   hw.hbm_bytes_per_s    = sourced(root, "hbm_bandwidth", UnitKind::bandwidth, 1e9, 1e9, 1e15, hw);
   hw.hbm_capacity_bytes = sourced(root, "hbm_capacity", UnitKind::bytes, 1e9, 1e9, 1e14, hw);

@@ -175,12 +175,11 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
     const double out_max = std::ceil(rq.random_output_len * (1.0 + rq.random_range_ratio));
     if (rq.num_prompts * out_max > max_serving_output_tokens)
       at("workload")
-          .fail(
-              "num_prompts",
-              fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run keeps an 8-byte "
-                          "latency per output token, at most {:.3g} tokens",
-                          rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
-              fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
+          .fail("num_prompts",
+                fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run keeps every "
+                            "request's token latencies (about 30 bytes per output token), at most {:.3g} tokens",
+                            rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
+                fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
   }
   if (!rq.trace.empty() && rq.random_prefix_len > 0)
     at("workload")

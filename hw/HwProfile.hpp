@@ -108,6 +108,8 @@ struct HwProfile {
   Provenance provenance;
 
   int sm_count = 0;
+  /** shared memory one SM holds for its resident CTAs (`smem_per_sm`); 0: the profile does not say */
+  int smem_bytes_per_sm = 0;
   std::map<DType, double> peak_flops_per_s; ///< dense tensor-core peak per dtype
   double hbm_bytes_per_s    = 0;
   double hbm_capacity_bytes = 0;

@@ -8,11 +8,31 @@
 # package is copied to DG_WORK (default: a temporary folder) and patched there. DG_SCRIPT: another script of kernels/
 # to run in the same environment (default deepgemm_kernels.py; deepgemm_sm_scaling.py: the SM-count curves).
 set -euo pipefail
-: "${DG_SRC:?set DG_SRC to a DeepGEMM checkout}"
-: "${DG_COMMIT:?set DG_COMMIT to the DeepGEMM commit of DG_SRC}"
-: "${DG_CUTLASS_COMMIT:?set DG_CUTLASS_COMMIT to the commit of its CUTLASS}"
-raw=${1:?usage: DG_SRC=DIR DG_COMMIT=SHA DG_CUTLASS_COMMIT=SHA kernels/deepgemm_on_gpu.sh RAW [--quick]}
+usage="usage: DG_SRC=DIR DG_COMMIT=SHA DG_CUTLASS_COMMIT=SHA kernels/deepgemm_on_gpu.sh RAW [--quick] [--jobs N]"
+die() { # bad input: exit 2, as every dbosim command
+  echo "deepgemm_on_gpu.sh: $*" >&2
+  exit 2
+}
+case "${1:-}" in -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' && exit 0 ;; esac
+[ -n "${DG_SRC:-}" ] || die "set DG_SRC to a DeepGEMM checkout; $usage"
+[ -n "${DG_COMMIT:-}" ] || die "set DG_COMMIT to the DeepGEMM commit of DG_SRC; $usage"
+[ -n "${DG_CUTLASS_COMMIT:-}" ] || die "set DG_CUTLASS_COMMIT to the commit of its CUTLASS; $usage"
+[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || die "$usage"
+raw=$1
 shift
+rest=("$@")
+while [ $# -gt 0 ]; do # the flags the measuring scripts read (deepgemm_kernels.py: --quick, --jobs N)
+  case "$1" in
+  --quick) ;;
+  --jobs)
+    [[ "${2:-}" =~ ^[1-9][0-9]{0,3}$ ]] || die "--jobs needs a count 1..9999; $usage"
+    shift
+    ;;
+  *) die "unknown option '$1'; $usage" ;;
+  esac
+  shift
+done
+set -- "${rest[@]}"
 cutlass=$(realpath "${CUTLASS:-$DG_SRC/third-party/cutlass/include}")
 work=${DG_WORK:-$(mktemp -d)}
 mkdir -p "$work"

@@ -3,6 +3,7 @@
 #include "config/EngineTable.hpp"
 #include "models/All2AllTable.hpp"
 #include "plan/PrecisionLaunch.hpp"
+#include "plan/UnsaidSettings.hpp"
 
 #include <fmt/format.h>
 
@@ -28,41 +29,14 @@ const char* deepep_mode(models::All2AllBackend b)
   return nullptr;
 }
 
-/** Whether the engine runs the scenario's overlap.schedule: its own default order under DBO, serial without. */
-bool engine_runs_schedule(const Scenario& s)
+/** The notes every non-vLLM launch shares: what the engine cannot be told (plan/UnsaidSettings.cpp), and how to
+ *  deploy a disaggregated prefill. */
+void add_shared_notes(const Scenario& s, LaunchCommand& l)
 {
-  if (!s.overlap.schedule)
-    return true;
-  const sim::ScheduleId sch = *s.overlap.schedule;
-  const bool prefill        = s.step.phase == models::Phase::prefill;
-  return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
-                                 : sch == sim::ScheduleId::serial;
-}
-
-/** The notes every non-vLLM launch shares: the knobs that are vLLM's alone. */
-void add_vllm_only_notes(const Scenario& s, LaunchCommand& l)
-{
-  const std::string label = engine_row(s.engine).label;
-  auto not_a_flag         = [&](const std::string& text) {
-    l.notes.push_back(fmt::format("# not a {} flag: {}", label, text));
-  };
-  if (!engine_runs_schedule(s))
-    not_a_flag(fmt::format("overlap.schedule {} (a dbosim schedule)", sim::schedule_name(*s.overlap.schedule)));
-  if (s.overlap.async_combine)
-    not_a_flag("overlap.async_combine (vLLM DeepEP v2's finalize_async)");
-  if (s.speculative.enabled())
-    not_a_flag("speculative_config (vLLM's --speculative-config; not translated)");
+  for (const UnsaidSetting& u : unsaid_settings(s))
+    l.notes.push_back(u.note);
   if (s.scheduler.disaggregated_prefill)
-    not_a_flag("scheduler.disaggregated_prefill (run a prefill and a decode deployment)");
-  if (s.execution.moe_dp_chunk_tokens > 0 &&
-      s.execution.moe_dp_chunk_tokens != engine_row(s.engine).moe_dp_chunk_tokens)
-    not_a_flag(fmt::format("execution.moe_dp_chunk_tokens {} (vLLM's VLLM_MOE_DP_CHUNK_SIZE)",
-                           s.execution.moe_dp_chunk_tokens));
-  // TensorRT-LLM spells either policy (trtllm_launch); SGLang has no flag for another policy.
-  if (engine_row(s.engine).launch != LaunchFamily::trtllm_serve &&
-      resolved_kv_admission(s.scheduler.kv_admission, s.engine) != engine_row(s.engine).kv_admission)
-    not_a_flag(fmt::format("scheduler.kv_admission {}",
-                           kv_admission_name(resolved_kv_admission(s.scheduler.kv_admission, s.engine))));
+    l.notes.push_back("# scheduler.disaggregated_prefill: run a prefill and a decode deployment");
 }
 
 } // namespace
@@ -84,11 +58,8 @@ LaunchCommand sglang_launch(const Scenario& s)
     args += fmt::format(" --dp {} --enable-dp-attention", par.dp);
   if (par.ep > 1) {
     const char* mode = deepep_mode(par.backend);
-    if (mode)
+    if (mode) // else not a SGLang all-to-all (plan/UnsaidSettings.cpp)
       args += fmt::format(" {} --deepep-mode {}", e.deepep_flag, mode);
-    else
-      l.notes.push_back(fmt::format("# not a SGLang all-to-all: {} (SGLang's EP without DeepEP gathers tokens)",
-                                    models::backend_name(par.backend)));
   }
   if (s.overlap.dbo_enabled())
     args += " --enable-two-batch-overlap";
@@ -101,7 +72,7 @@ LaunchCommand sglang_launch(const Scenario& s)
   if (s.cluster.routing.redundant_experts > 0)
     l.notes.push_back(fmt::format("# EPLB with {} redundant experts: SGLang's EPLB flags are not spelled here",
                                   s.cluster.routing.redundant_experts));
-  add_vllm_only_notes(s, l);
+  add_shared_notes(s, l);
   if (nnodes == 1) {
     l.nodes.push_back(args);
     return l;
@@ -138,10 +109,7 @@ LaunchCommand trtllm_launch(const Scenario& s)
     l.notes.push_back("# extra-llm-api-config.yml:" + yaml.substr(0, yaml.size() - 1));
   }
   l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
-  if (s.overlap.dbo_enabled())
-    l.notes.push_back(
-        "# not a TensorRT-LLM flag: overlap.enable_dbo (dbosim runs vLLM's DBO order for the split steps)");
-  add_vllm_only_notes(s, l);
+  add_shared_notes(s, l);
   if (s.cluster.nodes > 1)
     l.notes.push_back(
         fmt::format("# {} nodes: TensorRT-LLM starts a multi-node run under MPI (not spelled here)", s.cluster.nodes));

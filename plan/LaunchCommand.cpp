@@ -4,6 +4,7 @@
 #include "models/All2AllTable.hpp"
 #include "plan/EngineLaunches.hpp"
 #include "plan/PrecisionLaunch.hpp"
+#include "plan/UnsaidSettings.hpp"
 
 #include <fmt/format.h>
 
@@ -48,17 +49,6 @@ std::string ubatching_backends()
   return out;
 }
 
-/** Whether vLLM runs overlap.schedule: its row's DBO schedule (dbo) under DBO, else async_combine or serial. */
-bool vllm_runs_schedule(const Scenario& s)
-{
-  if (!s.overlap.schedule)
-    return true;
-  const sim::ScheduleId sch = *s.overlap.schedule;
-  const bool prefill        = s.step.phase == models::Phase::prefill;
-  return s.overlap.dbo_enabled() ? sch == engine_schedule(engine_row(s.engine), prefill)
-                                 : (sch == sim::ScheduleId::serial || sch == sim::ScheduleId::async_combine);
-}
-
 /** The `vllm serve` launch of `s`. */
 LaunchCommand vllm_launch(const Scenario& s)
 {
@@ -67,7 +57,6 @@ LaunchCommand vllm_launch(const Scenario& s)
   const auto& ov   = s.overlap;
   const auto& sch  = s.scheduler;
   auto note        = [&](const std::string& text) { l.notes.push_back("# " + text); };
-  auto not_a_flag  = [&](const std::string& text) { note("not a vLLM flag: " + text); };
   const bool dbo   = ov.dbo_enabled();
   const int local  = std::max(1, std::min(par.dp, s.cluster.gpus_per_node / std::max(1, par.tp)));
   const int nnodes = (par.dp + local - 1) / local;
@@ -98,9 +87,6 @@ LaunchCommand vllm_launch(const Scenario& s)
       note(fmt::format("vLLM's micro-batching asks for {} (vllm/config/vllm.py); {} may be refused",
                        ubatching_backends(), vllm_backend(par.backend)));
   }
-  if (resolved_kv_admission(sch.kv_admission, s.engine) != engine_row(s.engine).kv_admission)
-    not_a_flag(fmt::format("scheduler.kv_admission {} (vLLM admits on the prompt's blocks and preempts)",
-                           kv_admission_name(resolved_kv_admission(sch.kv_admission, s.engine))));
   // vllm/envs.py: VLLM_MOE_DP_CHUNK_SIZE, the tokens of one MoE DP chunk (and of DeepEP low-latency's buffer).
   if (s.execution.moe_dp_chunk_tokens > 0 &&
       s.execution.moe_dp_chunk_tokens != engine_row(s.engine).moe_dp_chunk_tokens)
@@ -144,23 +130,14 @@ LaunchCommand vllm_launch(const Scenario& s)
     args += fmt::format(" --speculative-config '{{\"method\":\"{}\",\"num_speculative_tokens\":{}}}'",
                         models::spec_method_name(s.speculative.method), s.speculative.num_speculative_tokens);
     if (!s.speculative.acceptance_rate.empty())
-      not_a_flag("speculative_config.acceptance_rate (measured by vLLM's spec-decode metrics, not set)");
+      note("speculative_config.acceptance_rate is measured by vLLM's spec-decode metrics, not set");
   }
-
-  if (!vllm_runs_schedule(s))
-    not_a_flag(fmt::format("overlap.schedule {} is a dbosim schedule; vLLM runs {}", sim::schedule_name(*ov.schedule),
-                           dbo ? "its own DBO order (--enable-dbo)" : "no overlap schedule"));
-  if (ov.async_combine)
-    not_a_flag(fmt::format("overlap.async_combine is DeepEP v2's finalize_async, used by --all2all-backend deepep_v2{}",
-                           dbo ? " only without DBO (vLLM keeps the combine synchronous under DBO)" : ""));
-  if (s.execution.host_sync_after_comm)
-    not_a_flag("execution.host_sync_after_comm (a host synchronize after each dispatch and combine: a code change in "
-               "the ROCm DeepEP high-throughput path)");
-  if (sch.dp_least_loaded)
-    not_a_flag("scheduler.dp_least_loaded (vLLM's front end assigns requests to DP ranks itself)");
+  // What vLLM cannot be told (plan/UnsaidSettings.cpp decides, for every engine).
+  for (const UnsaidSetting& u : unsaid_settings(s))
+    l.notes.push_back(u.note);
   if (sch.disaggregated_prefill)
-    not_a_flag("scheduler.disaggregated_prefill: run this command twice, a prefill and a decode deployment, joined "
-               "by a KV connector (--kv-transfer-config)");
+    note("scheduler.disaggregated_prefill: run this command twice, a prefill and a decode deployment, joined by a KV "
+         "connector (--kv-transfer-config)");
 
   // Multi-node data parallelism (vllm/entrypoints/cli/serve.py and arg_utils.py): every node names the head's
   // address; the others run headless from their first DP rank.

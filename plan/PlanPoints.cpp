@@ -37,9 +37,14 @@ std::vector<PlanPoint> enumerate_points(const PlanSpec& spec)
   const std::vector<std::vector<std::size_t>> idx = sweep_point_indices(spec.axes);
   const std::string dir                           = std::filesystem::path(spec.file).parent_path().string();
   std::vector<PlanPoint> points;
+  std::size_t next_dropped = 0; // spec.dropped is in product order
   for (std::size_t i = 0; i < idx.size(); ++i) {
+    if (next_dropped < spec.dropped.size() && spec.dropped[next_dropped].index == i) {
+      ++next_dropped;
+      continue;
+    }
     PlanPoint p;
-    p.index = i;
+    p.index = points.size();
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
       for (std::size_t k = 0; k < spec.axes[a].keys.size(); ++k) {
         const std::string& key = spec.axes[a].keys[k];

@@ -1,4 +1,5 @@
-/* dbosim — the points of a plan: the cartesian product of its sweep axes (first axis slowest), each a scenario. */
+/* dbosim — the points of a plan: the cartesian product of its sweep axes (first axis slowest), each a scenario,
+ * less those their engine cannot be launched to run (PlanSpec::dropped). */
 #pragma once
 #include "plan/PlanSpec.hpp"
 
@@ -17,7 +18,8 @@ struct PlanPoint {
   std::string label() const;                       ///< "parallel.ep=8, overlap.enable_dbo=true"
 };
 
-/** @brief Every point of the plan, in point order. */
+/** @brief Every point of the plan, in point order: the sweep's product less spec.dropped (the points their engine
+ *  cannot be launched to run), numbered from 0 in that order. */
 std::vector<PlanPoint> enumerate_points(const PlanSpec& spec);
 
 /** @brief The scenario YAML of one point: the base with the point's values set. */

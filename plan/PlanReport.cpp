@@ -251,7 +251,10 @@ std::string report_markdown(const PlanSpec& spec, const std::vector<PointResult>
   s += "## DBO and async-combine gains\n\nOutput tok/s per GPU of each point over its twin with the option off.\n\n" +
        md_table(gains_table(rs, an)) + "\n";
   s += "## One step of the recommended configuration\n\n![timeline](plots/timeline.svg)\n\n";
-  s += "## All points\n\nSee points.csv.\n\n" + md_table(points_table(spec, rs, an));
+  s += "## All points\n\nSee points.csv.\n\n";
+  if (!spec.dropped.empty())
+    s += dropped_line(spec) + ".\n\n";
+  s += md_table(points_table(spec, rs, an));
   return s;
 }
 
@@ -286,7 +289,10 @@ std::string report_html(const PlanSpec& spec, const std::vector<PointResult>& rs
        html_table(gains_table(rs, an), "gains");
   s += "<h2>One step of the recommended configuration</h2>\n" +
        figure("plot-timeline", plots.timeline, plots.timeline_caption);
-  s += "<h2>All points</h2>\n<div class=\"scroll\">" + html_table(points_table(spec, rs, an), "points") + "</div>\n";
+  s += "<h2>All points</h2>\n";
+  if (!spec.dropped.empty())
+    s += "<p id=\"dropped\">" + html_escape(dropped_line(spec)) + ".</p>\n";
+  s += "<div class=\"scroll\">" + html_table(points_table(spec, rs, an), "points") + "</div>\n";
   return s + "</body></html>\n";
 }
 

@@ -6,10 +6,12 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/YamlMap.hpp"
 #include "plan/PlanPoints.hpp"
+#include "plan/UnsaidSettings.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -88,6 +90,16 @@ void read_plan_section(YamlMap plan, PlanSpec& spec)
   plan.finish();
 }
 
+/** Whether a sweep axis names `key` (or a map holding it). */
+bool swept(const PlanSpec& spec, const std::string& key)
+{
+  for (const PlanAxis& a : spec.axes)
+    for (const std::string& k : a.keys)
+      if (sweeps_key(k, key))
+        return true;
+  return false;
+}
+
 } // namespace
 
 PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
@@ -124,6 +136,9 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
     try {
       const Scenario s = load_scenario(point_file);
       serving          = s.requests.num_prompts > 0 || !s.requests.trace.empty();
+      for (const UnsaidSetting& u : unsaid_settings(s))
+        if (swept(spec, u.key) && (spec.dropped.empty() || spec.dropped.back().index != p.index))
+          spec.dropped.push_back({p.index, p.label(), u.key, u.note.substr(2)});
     } catch (const InputError& e) {
       std::string what = e.what();
       if (what.rfind(point_file, 0) == 0)
@@ -150,7 +165,32 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
                 "workload.num_prompts >= 1, or workload.trace");
   }
   std::filesystem::remove(point_file);
+  spec.product_size = sweep_point_indices(spec.axes).size();
+  if (spec.dropped.size() == spec.product_size)
+    throw InputError(path, spec.axes.front().origin.line, spec.axes.front().origin.col, "sweep",
+                     fmt::format("every point is one its engine cannot be launched to run ({})", dropped_line(spec)),
+                     "a sweep with at least one point whose swept settings the engine has a flag for");
   return spec;
+}
+
+std::string dropped_line(const PlanSpec& spec)
+{
+  if (spec.dropped.empty())
+    return "";
+  // Each key with how many points it dropped and the first such point's note.
+  std::vector<std::pair<const PlanSpec::Dropped*, std::size_t>> keys;
+  for (const PlanSpec::Dropped& d : spec.dropped) {
+    auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first->key == d.key; });
+    if (it == keys.end())
+      keys.emplace_back(&d, 1);
+    else
+      ++it->second;
+  }
+  std::string why;
+  for (const auto& [d, n] : keys)
+    why += fmt::format("{}{} for {} ({})", why.empty() ? "" : "; ", n, d->key, d->note);
+  return fmt::format("{} of {} points dropped, their engine cannot be launched to run them: {}", spec.dropped.size(),
+                     spec.product_size, why);
 }
 
 } // namespace dbosim::plan

@@ -29,7 +29,20 @@ struct PlanSpec {
   std::vector<PlanAxis> axes; ///< first axis slowest
   YAML::Node base;            ///< the scenario keys without plan: and sweep:, paths made absolute
   std::string uncertainty;    ///< validate baseline file (MAPE per group); empty: data_dir()/validate/baseline.yaml
+  /** The points of the sweep's product its engine cannot be launched to run (plan/UnsaidSettings.hpp: a swept key
+   *  no flag sets), left out of enumerate_points: each its index in the product, its label and why */
+  struct Dropped {
+    std::size_t index = 0;
+    std::string label;
+    std::string key;  ///< the swept key the engine cannot be told
+    std::string note; ///< the launch's note for it ("not a vLLM flag: ...")
+  };
+  std::vector<Dropped> dropped;
+  std::size_t product_size = 0; ///< the points of the sweep's product, dropped ones included
 };
+
+/** @brief One line: how many points of the product were dropped and why; "" when none was. */
+std::string dropped_line(const PlanSpec& spec);
 
 /** @brief The SLO keys a plan may bound: {mean,median,p90,p99}_{ttft,tpot,itl,e2el}_ms. */
 const std::vector<std::string>& slo_metrics();

@@ -6,6 +6,7 @@
 #include "plan/LaunchCommand.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <string>
@@ -105,7 +106,9 @@ TEST_CASE("launch: an MTP scenario has the speculative config", "[quick]")
 {
   const auto l = launch_command(shipped("dsv3_decode_ep8_mtp"));
   CHECK(has(l.nodes.at(0), "--speculative-config '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'"));
-  CHECK(has(format_launch(l), "# not a vLLM flag: speculative_config.acceptance_rate"));
+  // The acceptance rate is measured, not set: a note, never "not a flag" (a plan may sweep it).
+  CHECK(has(format_launch(l), "# speculative_config.acceptance_rate is measured by vLLM's spec-decode metrics"));
+  CHECK_FALSE(has(format_launch(l), "not a vLLM flag"));
 }
 
 TEST_CASE("launch: what vLLM has no flag for is a comment, never a flag", "[quick]")
@@ -121,6 +124,36 @@ TEST_CASE("launch: what vLLM has no flag for is a comment, never a flag", "[quic
   CHECK(has(l.nodes.at(0), "--all2all-backend allgather_reducescatter"));
   CHECK_FALSE(has(l.nodes.at(0), "deepseek_decode"));
   CHECK_FALSE(has(l.nodes.at(0), "nccl"));
+}
+
+TEST_CASE("launch: async combine is vLLM 2026-09's deepep_v2, and every engine decides it in one place", "[quick]")
+{
+  Scenario s             = shipped("dsv3_decode_ep8_async_combine"); // deepep_v2 on the default vLLM (0.11)
+  const std::string v011 = format_launch(launch_command(s));
+  CHECK(has(v011, "# not a vLLM flag: overlap.async_combine"));
+  s.engine                = dbosim::find_engine("vllm@2026-09");
+  const std::string v2609 = format_launch(launch_command(s));
+  CHECK(has(v2609, "--all2all-backend deepep_v2"));
+  CHECK_FALSE(has(v2609, "overlap.async_combine")); // the backend's finalize_async is what runs it
+  s.parallel.backend = dbosim::models::All2AllBackend::deepep_low_latency;
+  CHECK(has(format_launch(launch_command(s)), "# not a vLLM flag: overlap.async_combine"));
+  s.engine = dbosim::find_engine("sglang");
+  CHECK(has(format_launch(launch_command(s)), "# not a SGLang flag: overlap.async_combine"));
+
+  // KV admission: one decision for vLLM and SGLang (no flag for the other policy), one note each; TensorRT-LLM
+  // spells both policies.
+  s.overlap.async_combine  = false;
+  s.scheduler.kv_admission = dbosim::KvAdmission::reserve;
+  for (const char* engine : {"vllm", "sglang"}) {
+    s.engine               = dbosim::find_engine(engine);
+    const std::string text = format_launch(launch_command(s));
+    const std::string note = fmt::format("# not a {} flag: scheduler.kv_admission reserve", s.engine->label);
+    INFO(text);
+    CHECK(has(text, note));
+    CHECK(text.find(note) == text.rfind(note));
+  }
+  s.engine = dbosim::find_engine("trtllm");
+  CHECK_FALSE(has(format_launch(launch_command(s)), "scheduler.kv_admission"));
 }
 
 TEST_CASE("launch: every shipped scenario gives a launch", "[quick]")
@@ -219,7 +252,7 @@ TEST_CASE("launch: the quantized checkpoint and the precision flags each engine 
   const std::string amd_text = format_launch(launch_command(amd));
   CHECK(has(amd_text, "vllm serve amd/DeepSeek-R1-0528-MXFP4-ASQ "));
   CHECK(has(amd_text, " --kv-cache-dtype fp8"));
-  CHECK(has(amd_text, "# not a vLLM flag: precision.shared_experts fp8_block"));
+  CHECK(has(amd_text, "# precision.shared_experts fp8_block: the weights' format is the checkpoint's"));
   CHECK_FALSE(has(amd_text, "NVFP4"));
 
   // The BF16-KV FP8 checkpoint of the shipped scenarios: none of these flags.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks a plan report in headless Chromium: the page renders (DOM dumped after load), every plot figure holds a
-# drawn SVG, the browser logged no console error, and no path of this checkout appears. Writes a screenshot next
-# to the logs.
+# drawn SVG, the browser logged no console error, no path of this checkout appears, and the recommended point's launch
+# sets every swept key. Writes a screenshot next to the logs.
 # usage: plan_report_check.sh REPORT.html WORKDIR      exit 0: ok; 1: a check failed (said on stderr)
 set -u
 html=$(realpath "$1"); work=$2
@@ -27,6 +27,15 @@ grep -q 'id="recommendation"' "$work/dom.html" || { echo "plan_report_check: no 
 # No machine path: the report is shared; the checkout's folder (the one this script lives in) must not appear.
 checkout=$(cd "$(dirname "$0")/.." && pwd)
 ! grep -qF "$checkout/" "$html" || { echo "plan_report_check: the report names the checkout's path $checkout" >&2; fail=1; }
+# The recommended point is one its engine can be launched to run: its launch has no "not a ... flag: KEY" line for a
+# KEY the plan sweeps (a column of the points table, id="points").
+swept=$(grep -o '<table id="points"><thead><tr>.*</tr></thead>' "$html" | grep -o '<th>[^<]*</th>' | sed 's/<[^>]*>//g')
+for key in $(awk '/<pre id="launch">/ {on=1} on {print} /<\/pre>/ {on=0}' "$html" |
+  sed -n 's/.*# not a [^:]* flag: \([^ ]*\).*/\1/p'); do
+  if printf '%s\n' "$swept" | grep -qxF "$key"; then
+    echo "plan_report_check: the recommended point's launch says the swept key $key is not a flag" >&2; fail=1
+  fi
+done
 # Console messages and page errors: Chromium logs them as ":CONSOLE(line)" or "Uncaught".
 if grep -E ':CONSOLE|Uncaught|ERROR:.*(javascript|Refused|net::ERR_FILE)' "$work/console.log" | grep -viE 'dbus|gcm|sandbox' \
   > "$work/console_errors.txt"; then

@@ -1,14 +1,19 @@
-/* dbosim tests — plan files: the shipped plans load, points are the sweep's cartesian product, and a bad plan gets a
- * located error naming the plan file (never the scratch copy the scenario loader reads). */
+/* dbosim tests — plan files: the shipped plans load, points are the sweep's cartesian product less the points their
+ * engine cannot be launched to run, and a bad plan gets a located error naming the plan file (never the scratch copy
+ * the scenario loader reads). */
 #include "TempDir.hpp"
 #include "base/InputError.hpp"
+#include "config/ScenarioLoader.hpp"
+#include "plan/LaunchCommand.hpp"
 #include "plan/PlanPoints.hpp"
 #include "plan/PlanSpec.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 using dbosim::InputError;
 using dbosim::test::TempDir;
@@ -134,15 +139,23 @@ TEST_CASE("plan: scenario errors in a plan name the plan file and line", "[quick
 
 TEST_CASE("plan: overlap.schedule is a plan axis like any scenario key", "[quick][plan]")
 {
-  // Crossed with DBO off: those points' steps have one micro-batch and run by vLLM's rules (a note says so).
+  // Crossed with DBO off: those points' steps have one micro-batch and run by vLLM's rules (a note says so). On
+  // DeepSeek's engine (no public launch command) every point stays.
   const std::string axis = "  hardware: [h200, b200]\n";
+  const std::string yaml = replace(kPlan, axis, axis + "  overlap.schedule: [dbo, deepseek_decode]\n");
   TempDir dir;
-  const PlanSpec spec = load_plan(
-      dir.write("plan.yaml", replace(kPlan, axis, axis + "  overlap.schedule: [dbo, deepseek_decode]\n")), dir.path());
-  const auto points = enumerate_points(spec);
+  const PlanSpec spec = load_plan(dir.write("plan.yaml", "engine: deepseek\n" + yaml), dir.path());
+  const auto points   = enumerate_points(spec);
   REQUIRE(points.size() == 16);
   CHECK(points[1].value("overlap.schedule") == "deepseek_decode");
   CHECK(point_yaml(spec, points[1]).find("deepseek_decode") != std::string::npos);
+  // Under vLLM only its own DBO order with DBO on is launchable: 4 of the 16 points.
+  const PlanSpec vllm = load_plan(dir.write("plan_vllm.yaml", yaml), dir.path());
+  CHECK(enumerate_points(vllm).size() == 4);
+  for (const PlanPoint& p : enumerate_points(vllm)) {
+    CHECK(p.value("overlap.schedule") == "dbo");
+    CHECK(p.value("overlap.enable_dbo") == "true");
+  }
 
   // A name outside the schedule table, at its sweep axis, with the table's names.
   const std::string e = error_of(replace(kPlan, axis, axis + "  overlap.schedule: [dbo, trtllm_tbo]\n"));
@@ -162,4 +175,89 @@ TEST_CASE("plan: an uncertainty file that does not exist is an input error at th
   const std::string path = dir.write(
       "plan.yaml", replace(kPlan, "  slo: {p99_itl_ms: 50}\n", "  slo: {p99_itl_ms: 50}\n  uncertainty: band.yaml\n"));
   CHECK(load_plan(path, dir.path()).uncertainty == dir.path() + "/band.yaml");
+}
+
+namespace {
+/** "not a <engine> flag: KEY" or "not a <engine> all-to-all: ..." for a swept KEY in `launch`, else "". */
+std::string unlaunchable_line(const std::string& launch, const std::vector<std::string>& swept)
+{
+  std::size_t at = 0;
+  while ((at = launch.find("# not a ", at)) != std::string::npos) {
+    const std::size_t end  = launch.find('\n', at);
+    const std::string line = launch.substr(at, end - at);
+    for (const std::string& key : swept) {
+      const std::string leaf = key.substr(key.rfind('.') + 1);
+      if (line.find(": " + key) != std::string::npos ||
+          (leaf == "all2all_backend" && line.find("all-to-all:") != std::string::npos))
+        return line;
+    }
+    at = end;
+  }
+  return "";
+}
+
+/** Every point of `spec`: none whose launch says a swept key is not a flag of its engine. */
+void check_every_point_launchable(const PlanSpec& spec, const TempDir& dir)
+{
+  for (const PlanPoint& p : enumerate_points(spec)) {
+    const std::string text = dbosim::plan::format_launch(
+        dbosim::plan::launch_command(dbosim::load_scenario(dir.write("point.yaml", point_yaml(spec, p)))));
+    INFO("point " << p.index << " (" << p.label() << "):\n" << text);
+    CHECK(unlaunchable_line(text, p.keys).empty());
+  }
+}
+} // namespace
+
+TEST_CASE("plan: a point its engine cannot be told is dropped, and the rest are launchable", "[quick][plan]")
+{
+  TempDir dir;
+  // async_combine x {LL, HT} x DBO under vLLM 0.11: no backend of it runs finalize_async, so every async_combine on
+  // point is dropped and the product's 8 points are 4.
+  const std::string yaml =
+      replace(kPlan, "  overlap.enable_dbo: [false, true]\n  hardware: [h200, b200]\n",
+              "  overlap.enable_dbo: [false, true]\n  overlap.all2all_backend: [deepep_low_latency, "
+              "deepep_high_throughput]\n  overlap.async_combine: [false, true]\n");
+  const PlanSpec spec = load_plan(dir.write("plan.yaml", yaml), dir.path());
+  CHECK(spec.product_size == 16);
+  CHECK(spec.dropped.size() == 8);
+  for (const PlanSpec::Dropped& d : spec.dropped) {
+    CHECK(d.key == "overlap.async_combine");
+    CHECK(d.note.rfind("not a vLLM flag: overlap.async_combine", 0) == 0);
+  }
+  const auto points = enumerate_points(spec);
+  REQUIRE(points.size() == 8);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    CHECK(points[i].index == i); // numbered in order, without gaps
+    CHECK(points[i].value("overlap.async_combine") == "false");
+  }
+  CHECK(dropped_line(spec).rfind("8 of 16 points dropped", 0) == 0);
+  CHECK(dropped_line(spec).find("8 for overlap.async_combine") != std::string::npos);
+  check_every_point_launchable(spec, dir);
+
+  // vLLM 2026-09 runs finalize_async with deepep_v2 (the row's async_combine_backend): nothing is dropped there.
+  const std::string v2 =
+      replace(replace(kPlan, "  hardware: [h200, b200]\n", "  overlap.async_combine: [false, true]\n"),
+              "all2all_backend: deepep_low_latency}", "all2all_backend: deepep_v2}\nengine: vllm@2026-09");
+  const PlanSpec spec_v2 = load_plan(dir.write("plan_v2.yaml", v2), dir.path());
+  CHECK(spec_v2.dropped.empty());
+  CHECK(enumerate_points(spec_v2).size() == 8);
+  CHECK(dropped_line(spec_v2).empty());
+  check_every_point_launchable(spec_v2, dir);
+}
+
+TEST_CASE("plan: the shipped plans search launchable points only", "[quick][plan]")
+{
+  TempDir dir;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(DBOSIM_SOURCE_DIR) + "/plans")) {
+    INFO(entry.path());
+    const PlanSpec spec = load_plan(entry.path().string(), dir.path());
+    check_every_point_launchable(spec, dir);
+  }
+}
+
+TEST_CASE("plan: a sweep whose every point is unlaunchable is a located error", "[quick][plan]")
+{
+  const std::string e = error_of(replace(kPlan, "  hardware: [h200, b200]\n", "  overlap.async_combine: [true]\n"));
+  CHECK(e.find("every point is one its engine cannot be launched to run") != std::string::npos);
+  CHECK(e.find("4 of 4 points dropped") != std::string::npos);
 }

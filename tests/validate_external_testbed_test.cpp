@@ -5,6 +5,7 @@
 #include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/InputFile.hpp"
+#include "models/OpTables.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 #include "testbed_ops_support.hpp"
 #include "validate/ChildSim.hpp"
@@ -214,4 +215,56 @@ TEST_CASE("validate external testbed: recordings as Chrome trace or CSV", "[quic
                       Catch::Contains("every op once per repeat"));
     CHECK_THROWS_WITH(load_op_recording(dir.write("r.txt", ""), ops), Catch::Contains(".json (Chrome trace), .csv"));
   }
+}
+
+namespace {
+/** The duration of one copy kernel of `ctas` CTAs reserving `smem` bytes each, on h200, under `partition` (a
+ *  "partition: ..." line or ""). */
+double copy_duration(int ctas, int smem, const std::string& partition = "")
+{
+  test::TempDir dir;
+  const TestbedOps t = load_testbed_ops(
+      dir.write("t.yaml", partition +
+                              "profile: h200\nops:\n  - {name: d, stream: comm, kernel: {kind: copy, bytes: "
+                              "14680064, ctas: " +
+                              std::to_string(ctas) + ", smem_bytes_per_cta: " + std::to_string(smem) + "}}\n"));
+  std::vector<sim::OpSpec> specs;
+  external_step_plan(t, load_hw_profile("h200"), specs);
+  REQUIRE(specs.size() == 1);
+  return specs[0].duration_us;
+}
+} // namespace
+
+TEST_CASE("validate external testbed: copy CTAs beyond what the SMs hold run in waves", "[quick]")
+{
+  // 192 KiB per CTA: one CTA per H200 SM (228 KB each), so 20 comm SMs hold 20 CTAs and 1024 CTAs take 52 waves.
+  const std::string green = "partition: {compute_sms: 112, comm_sms: 20}\n";
+  const double c20        = copy_duration(20, 196608, green);
+  const double c1024      = copy_duration(1024, 196608, green);
+  CHECK(c1024 >= c20); // the same bytes on the same 20 SMs, the last wave on 4 of them
+  CHECK(c1024 < 1.05 * c20);
+  // Without a reservation the CTAs share the 20 SMs: one wave at the curve's 20-SM speed.
+  CHECK(copy_duration(1024, 0, green) == Approx(c20));
+  // The whole GPU: 264 CTAs are two full waves of 132, each half the bytes at the 132-SM speed.
+  CHECK(copy_duration(264, 196608) == Approx(copy_duration(132, 196608)));
+  // 1024 CTAs: 7 full waves of 132 and one of 100, each its share of the bytes at the curve's speed on its SMs.
+  const models::Curve& curve = load_hw_profile("h200").comm_kernel_bytes_per_s_by_sms;
+  CHECK(copy_duration(1024, 196608) ==
+        Approx(14680064.0 *
+               (924.0 / 1024 / models::speed_at_sms(curve, 132) + 100.0 / 1024 / models::speed_at_sms(curve, 100)) *
+               1e6));
+  // 96 KiB per CTA: two per SM, so 264 CTAs are one wave on 132 SMs.
+  CHECK(copy_duration(264, 98304) == Approx(copy_duration(132, 98304)));
+}
+
+TEST_CASE("validate external testbed: a CTA reserving more shared memory than an SM holds is rejected", "[quick]")
+{
+  test::TempDir dir;
+  const std::string path = dir.write("t.yaml", "profile: h200\nops:\n  - {name: d, stream: comm, kernel: {kind: copy, "
+                                               "bytes: 1048576, ctas: 20, smem_bytes_per_cta: 262144}}\n");
+  const TestbedOps t     = load_testbed_ops(path);
+  std::vector<sim::OpSpec> specs;
+  CHECK_THROWS_WITH(external_step_plan(t, load_hw_profile("h200"), specs),
+                    Catch::StartsWith(path + ":3:") && Catch::Contains("smem_bytes_per_cta") &&
+                        Catch::Contains("262144 B per CTA exceed the 233472 B") && Catch::Contains("valid: 0..233472"));
 }

@@ -41,15 +41,46 @@ sim::OpSpec price_all_to_all(const TestbedOps& t, const TestbedOp& op, const mod
   return sim::OpSpec{models::OpKind::D, us, us, 1};
 }
 
-sim::OpSpec price(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw, int compute_sms)
+/** A copy kernel's duration in waves. Its CTAs may sit on `sms` SMs (the comm side of a partition, else the GPU);
+ *  one that reserves shared memory fits smem_per_sm / smem_bytes_per_cta times on an SM, so at most that many times
+ *  `sms` are resident and the rest wait for a wave to finish. A wave of w CTAs, spread one per SM first, moves its
+ *  w / ctas share of the bytes at the bandwidth curve's speed on min(w, sms) SMs. A copy without a reservation is
+ *  one wave on at most `sms` SMs (the curve is measured one CTA per SM). */
+double copy_us(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw, int sms)
+{
+  const TestbedKernel& k = op.kernel;
+  if (hw.comm_kernel_bytes_per_s_by_sms.empty())
+    throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no copy-kernel bandwidth curve");
+  if (k.smem_bytes_per_cta == 0)
+    return k.bytes / models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, std::min(k.ctas, sms)) * 1e6;
+  if (hw.smem_bytes_per_sm <= 0)
+    throw InputError(t.file, k.smem_line, k.smem_col, "smem_bytes_per_cta",
+                     fmt::format("profile {} gives no smem_per_sm, so CTAs that reserve shared memory cannot be "
+                                 "placed on its SMs",
+                                 hw.name),
+                     "0, or a profile with smem_per_sm");
+  if (k.smem_bytes_per_cta > hw.smem_bytes_per_sm)
+    throw InputError(t.file, k.smem_line, k.smem_col, "smem_bytes_per_cta",
+                     fmt::format("{} B per CTA exceed the {} B of shared memory an SM of profile {} holds: no CTA "
+                                 "could run",
+                                 k.smem_bytes_per_cta, hw.smem_bytes_per_sm, hw.name),
+                     fmt::format("0..{}", hw.smem_bytes_per_sm));
+  const int resident = sms * (hw.smem_bytes_per_sm / k.smem_bytes_per_cta);
+  double us          = 0;
+  for (int left = k.ctas; left > 0; left -= resident) {
+    const int wave = std::min(left, resident);
+    us += k.bytes * wave / k.ctas / models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, std::min(wave, sms)) * 1e6;
+  }
+  return us;
+}
+
+sim::OpSpec price(const TestbedOps& t, const TestbedOp& op, const models::HwProfile& hw, int compute_sms, int comm_sms)
 {
   const TestbedKernel& k = op.kernel;
   if (k.kind == TestbedKernelKind::all_to_all)
     return price_all_to_all(t, op, hw);
   if (k.kind == TestbedKernelKind::copy) {
-    if (hw.comm_kernel_bytes_per_s_by_sms.empty())
-      throw InputError(t.file, op.line, 0, "kernel", "profile " + hw.name + " has no copy-kernel bandwidth curve");
-    const double us = k.bytes / models::speed_at_sms(hw.comm_kernel_bytes_per_s_by_sms, k.ctas) * 1e6;
+    const double us = copy_us(t, op, hw, comm_sms);
     return sim::OpSpec{models::OpKind::D, us, us, 1};
   }
   models::KernelWork w;
@@ -102,7 +133,7 @@ sim::StepPlan external_step_plan(const TestbedOps& t, const models::HwProfile& h
   specs.clear();
   int smem_copies = 0, copies = 0;
   for (const TestbedOp& op : t.ops) {
-    specs.push_back(price(t, op, hw, compute_sms));
+    specs.push_back(price(t, op, hw, compute_sms, partition ? t.partition_comm_sms : hw.sm_count));
     if (op.kernel.kind == TestbedKernelKind::copy) {
       ++copies;
       smem_copies += op.kernel.smem_bytes_per_cta > 0;

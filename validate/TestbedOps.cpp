@@ -65,6 +65,11 @@ TestbedKernel read_kernel(YamlMap& op, int world_size)
     out.bytes              = m.get_double("bytes", 1, 1e12);
     out.ctas               = m.get_int("ctas", 1, 1024);
     out.smem_bytes_per_cta = m.get_int("smem_bytes_per_cta", 0, 1 << 20, 0);
+    if (m.has("smem_bytes_per_cta")) { // checked against the profile's SMs when priced (validate/ExternalTestbed.cpp)
+      const YAML::Mark at = m.raw("smem_bytes_per_cta").Mark();
+      out.smem_line       = at.line + 1;
+      out.smem_col        = at.column + 1;
+    }
   } else if (out.kind == TestbedKernelKind::all_to_all) {
     out.bytes      = m.get_double("bytes", 0, 1e12);
     out.recv_bytes = m.get_double("recv_bytes", 0, 1e12, out.bytes);

@@ -27,11 +27,12 @@ struct TestbedKernel {
   int n                  = 0;
   int k                  = 0;
   models::DType dtype    = models::DType::bf16;
-  double bytes           = 0; ///< copy: bytes moved
-  int ctas               = 0; ///< copy: CTAs (one per SM it holds)
-  int smem_bytes_per_cta = 0; ///< copy: dynamic shared memory each CTA reserves (B)
-  double recv_bytes      = 0; ///< all_to_all: bytes this rank receives (`bytes`: the bytes it sends)
-  std::vector<int> ranks;     ///< all_to_all: the participating ranks (distinct, each < the list's world_size)
+  double bytes           = 0;      ///< copy: bytes moved
+  int ctas               = 0;      ///< copy: CTAs (one per SM it holds)
+  int smem_bytes_per_cta = 0;      ///< copy: dynamic shared memory each CTA reserves (B)
+  int smem_line = 0, smem_col = 0; ///< copy: where smem_bytes_per_cta's value is (1-based; 0: not given)
+  double recv_bytes = 0;           ///< all_to_all: bytes this rank receives (`bytes`: the bytes it sends)
+  std::vector<int> ranks;          ///< all_to_all: the participating ranks (distinct, each < the list's world_size)
 };
 
 struct TestbedOp {
