@@ -395,3 +395,29 @@ TEST_CASE("sim::StepPlanBuilder: a mixed step's DBO slices carry its decoding re
   CHECK(seen[1].decode_tokens == 88);
   CHECK(seen[1].batch == 88 + 1);
 }
+
+TEST_CASE("sim::StepPlanBuilder: a mixed step's slice keeps enough prompt requests to hold its prompt tokens",
+          "[quick]")
+{
+  std::vector<models::StepShape> seen;
+  CostSource costs = linear_costs(132);
+  auto layer       = costs.layer;
+  costs.layer      = [&seen, layer](const models::StepShape& s, bool moe, int sms) {
+    if (moe)
+      seen.push_back(s);
+    return layer(s, moe, sms);
+  };
+  Scenario sc                = scenario(1024);
+  sc.step.phase              = models::Phase::prefill;
+  sc.step.batch              = 103; // three prompts of 308 new tokens each at a mean KV length of 400
+  sc.step.context_len        = 400;
+  sc.step.decode_tokens      = 100;
+  sc.step.decode_batch       = 100;
+  sc.step.decode_context_len = 3000;
+  REQUIRE(build_step_plan(sc, sc.step, costs).num_ubatches() == 2);
+  REQUIRE(seen.size() == 2);
+  // Slice 0 holds 412 prompt tokens: in proportion 3 x 412 / 924 = 1.3 requests, but 412 tokens need two requests of
+  // at most 400 each.
+  CHECK(seen[0].batch - seen[0].decode_batch == 2);
+  CHECK(seen[1].batch == 2);
+}

@@ -100,8 +100,11 @@ static models::StepShape ubatch_shape(const models::StepShape& w, int padded, in
   shape.phase             = decodes_only ? Phase::decode : w.phase;
   shape.tokens            = len;
   shape.context_len       = decodes_only ? w.decode_context_len : w.context_len;
+  // Prompt requests in proportion to the slice's prompt tokens, and at least as many as hold them at the prompts'
+  // mean KV length (a request attends over at least its own new tokens).
+  const int p_held = std::min(prompts.batch, (p_tok + std::max(1, w.context_len) - 1) / std::max(1, w.context_len));
   if (p_tok > 0 && (d_tok == 0 || prompts.batch > 0)) // decodes beside padding alone: no prompt request
-    shape.batch = std::max(1, static_cast<int>(std::lround(1.0 * prompts.batch * p_tok / p_padded)));
+    shape.batch = std::max({1, static_cast<int>(std::lround(1.0 * prompts.batch * p_tok / p_padded)), p_held});
   if (p_tok > 0 && w.phase == Phase::prefill && prompts.batch == 1 && nub > 1) {
     const int p_start = std::max(0, start - w.decode_tokens);
     shape.context_len = std::max(p_tok, std::min(w.context_len, w.context_len - prompts.tokens + p_start + p_tok));
