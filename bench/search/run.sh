@@ -2,7 +2,7 @@
 # The search benchmarks (docs/results.md, "Speed"), timed on this machine (wall and CPU seconds, peak RSS from /usr/bin/time):
 #   bench/search/run.sh [BUILD_DIR]        (default: build)
 # 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto);
-# 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 32 serving points) and a 1,024-point serving plan
+# 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 16 launchable serving points of 32 swept) and a 1,024-point serving plan
 #    (bench/search/plan_1k.yaml); the shipped plan again into an empty --step-cache and a second time over it (the
 #    step times from disk: nothing simulated again), its points.csv compared with the first run's;
 # 3. the EP1024 DeepSeek-V3 DBO decode step, every rank simulated, default trace (build/bench/cluster_step_bench
@@ -22,7 +22,7 @@ run() { # label, command...
   tail -n 1 "$out/time.txt"
 }
 run "sweep 10,000 step points (-j 2)" "$build/dbosim" sweep "$here/bench/search/sweep_10k.yaml" -j 2 --out "$out/sweep"
-run "shipped plan, 32 points (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 --out "$out/plan"
+run "shipped plan, 16 points (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 --out "$out/plan"
 run "shipped plan, empty --step-cache (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 \
   --out "$out/plan-cold" --step-cache "$out/cache"
 run "shipped plan, warm --step-cache (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 \
