@@ -67,6 +67,30 @@ Scenario scenario(int tokens)
   return s;
 }
 
+/** linear_costs that records every MoE layer's micro-batch shape into `seen`. */
+CostSource recording_costs(std::vector<models::StepShape>& seen)
+{
+  CostSource costs = linear_costs(132);
+  auto layer       = costs.layer;
+  costs.layer      = [&seen, layer](const models::StepShape& s, bool moe, int sms) {
+    if (moe)
+      seen.push_back(s);
+    return layer(s, moe, sms);
+  };
+  return costs;
+}
+
+/** A 1024-token mixed prefill step with 100 requests decoding at KV length 3000 (the prompt part set by the test). */
+Scenario mixed_scenario()
+{
+  Scenario sc                = scenario(1024);
+  sc.step.phase              = models::Phase::prefill;
+  sc.step.decode_tokens      = 100;
+  sc.step.decode_batch       = 100;
+  sc.step.decode_context_len = 3000;
+  return sc;
+}
+
 bool has_note(const StepPlan& p, const std::string& word)
 {
   return std::any_of(p.notes.begin(), p.notes.end(),
@@ -347,21 +371,11 @@ TEST_CASE("sim::StepPlanBuilder: vLLM 0.11's DeepEP high-throughput DBO collecti
 TEST_CASE("sim::StepPlanBuilder: a mixed step's DBO slices carry its decoding requests first", "[quick]")
 {
   std::vector<models::StepShape> seen;
-  CostSource costs = linear_costs(132);
-  auto layer       = costs.layer;
-  costs.layer      = [&seen, layer](const models::StepShape& s, bool moe, int sms) {
-    if (moe)
-      seen.push_back(s);
-    return layer(s, moe, sms);
-  };
-  Scenario sc                = scenario(1024);
-  sc.step.phase              = models::Phase::prefill;
-  sc.step.batch              = 101;
-  sc.step.context_len        = 1924; // one prompt: 924 new tokens after 1000 cached
-  sc.step.decode_tokens      = 100;
-  sc.step.decode_batch       = 100;
-  sc.step.decode_context_len = 3000;
-  const StepPlan p           = build_step_plan(sc, sc.step, costs);
+  const CostSource costs = recording_costs(seen);
+  Scenario sc            = mixed_scenario();
+  sc.step.batch          = 101;
+  sc.step.context_len    = 1924; // one prompt: 924 new tokens after 1000 cached
+  const StepPlan p       = build_step_plan(sc, sc.step, costs);
   REQUIRE(p.num_ubatches() == 2);
   REQUIRE(seen.size() == 2);
   // Slice 0: the 100 decodes and the prompt's first 412 tokens (context 1000 + 412).
@@ -400,20 +414,10 @@ TEST_CASE("sim::StepPlanBuilder: a mixed step's slice keeps enough prompt reques
           "[quick]")
 {
   std::vector<models::StepShape> seen;
-  CostSource costs = linear_costs(132);
-  auto layer       = costs.layer;
-  costs.layer      = [&seen, layer](const models::StepShape& s, bool moe, int sms) {
-    if (moe)
-      seen.push_back(s);
-    return layer(s, moe, sms);
-  };
-  Scenario sc                = scenario(1024);
-  sc.step.phase              = models::Phase::prefill;
-  sc.step.batch              = 103; // three prompts of 308 new tokens each at a mean KV length of 400
-  sc.step.context_len        = 400;
-  sc.step.decode_tokens      = 100;
-  sc.step.decode_batch       = 100;
-  sc.step.decode_context_len = 3000;
+  const CostSource costs = recording_costs(seen);
+  Scenario sc            = mixed_scenario();
+  sc.step.batch          = 103; // three prompts of 308 new tokens each at a mean KV length of 400
+  sc.step.context_len    = 400;
   REQUIRE(build_step_plan(sc, sc.step, costs).num_ubatches() == 2);
   REQUIRE(seen.size() == 2);
   // Slice 0 holds 412 prompt tokens: in proportion 3 x 412 / 924 = 1.3 requests, but 412 tokens need two requests of
