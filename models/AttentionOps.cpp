@@ -19,6 +19,10 @@ constexpr const char* src_gqa      = "vllm/model_executor/models/qwen3_moe.py: Q
 
 int heads_per_rank(int heads, int tp) { return heads / tp; }
 
+/** A prefill-phase shape's prompt kernels run: it has no decode part (a plain prefill), or prompt requests beside its
+ *  decoding ones (a DP rank with decodes beside padding alone runs none). */
+bool has_prompt_requests(const StepShape& s) { return s.decode_batch == 0 || s.batch > s.decode_batch; }
+
 /** The residual add fused into the RMSNorm before attention and before the MoE/MLP (vLLM's fused_add_rms_norm):
  *  reads the hidden state and the residual, writes both. */
 KernelWork fused_add_rmsnorm(const std::string& name, double tokens, int hidden)
@@ -66,7 +70,7 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
     add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, attn_f, src_mla);
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
   }
-  if (s.phase == Phase::prefill && (s.decode_batch == 0 || s.batch > s.decode_batch)) {
+  if (s.phase == Phase::prefill && has_prompt_requests(s)) {
     // Prefill runs MLA un-absorbed: the latent of every context token of the prompt part is up-projected to per-head
     // K_nope and V (a mixed step's decoding requests run absorbed, below, and up-project nothing).
     const StepShape prompts     = prompt_part(s);
@@ -147,7 +151,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     // (MLACommonImpl.forward: decode tokens first, then the prefill tokens)
     if (s.decode_tokens > 0)
       add_mla_decode(out, m, h, decode_part(s));
-    if (s.decode_batch == 0 || s.batch > s.decode_batch) // a prompt part with requests (not padding alone)
+    if (has_prompt_requests(s))
       out.push_back(
           inside(launched_at(prefill_attention_kernel(m, par, prompt_part(s)),
                              "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "

@@ -218,7 +218,7 @@ std::vector<StepShape> dp_chunks(const StepShape& shape, int chunk)
     return {shape};
   std::vector<StepShape> out;
   for (int start = 0; start < shape.tokens; start += chunk) {
-    StepShape c = shape;
+    StepShape c = prompt_part(shape); // a chunk prices the MoE ops alone: tokens and requests, no attention parts
     c.tokens    = std::min(chunk, shape.tokens - start);
     c.batch     = std::max(1, int(std::lround(double(shape.batch) * c.tokens / shape.tokens)));
     out.push_back(c);
