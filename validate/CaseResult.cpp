@@ -55,6 +55,19 @@ std::map<std::string, GroupSummary> summarize_generations(const std::vector<Case
 
 static std::string status(const CaseResult& r) { return !r.checked() ? "info" : r.pass() ? "ok" : "FAIL"; }
 
+/** The summaries of `groups` under a header row whose first column is `title`; an empty table is left out unless
+ *  `always`. */
+static std::string summary_table(const std::string& title, const std::map<std::string, GroupSummary>& groups,
+                                 bool always)
+{
+  if (groups.empty() && !always)
+    return {};
+  std::string out = fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", title, "cases", "checked", "failed", "MAPE%");
+  for (const auto& [name, s] : groups)
+    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
+  return out;
+}
+
 std::string format_results(const std::vector<CaseResult>& rows)
 {
   std::string out = fmt::format("{:<38} {:<34} {:<20} {:>12} {:>12} {:>8} {:>6}  {}\n", "group", "case", "metric",
@@ -63,21 +76,9 @@ std::string format_results(const std::vector<CaseResult>& rows)
     out += fmt::format("{:<38} {:<34} {:<20} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}  {} ({})\n", r.group, r.name, r.metric,
                        r.predicted, r.measured, r.error_pct(),
                        r.checked() ? fmt::format("{:.0f}", r.tolerance_pct) : "-", status(r), r.unit);
-  out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "group", "cases", "checked", "failed", "MAPE%");
-  for (const auto& [name, s] : summarize(rows))
-    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
-  const auto slices = summarize_slices(rows);
-  if (!slices.empty())
-    out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "by engine and phase (not gated)", "cases", "checked",
-                       "failed", "MAPE%");
-  for (const auto& [name, s] : slices)
-    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
-  const auto gens = summarize_generations(rows);
-  if (!gens.empty())
-    out += fmt::format("\n{:<38} {:>6} {:>8} {:>7} {:>8}\n", "by GPU generation (not gated)", "cases", "checked",
-                       "failed", "MAPE%");
-  for (const auto& [name, s] : gens)
-    out += fmt::format("{:<38} {:>6} {:>8} {:>7} {:>8.2f}\n", name, s.cases, s.checked, s.failed, s.mape_pct);
+  out += summary_table("group", summarize(rows), true);
+  out += summary_table("by engine and phase (not gated)", summarize_slices(rows), false);
+  out += summary_table("by GPU generation (not gated)", summarize_generations(rows), false);
   return out;
 }
 
