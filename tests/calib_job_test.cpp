@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -84,6 +85,37 @@ TEST_CASE("calib::check_stages: the shipped records cover h200.yaml, a run of th
   const std::string text = missing_stages_text(missing, "hwprofiles/h200.yaml", "OUT");
   CHECK(text.find("graph_gaps, flashmla, deepgemm_sm") != std::string::npos);
   CHECK(text.find("calibrate/run_on_gpu.sh OUT") != std::string::npos);
+}
+
+TEST_CASE("calib job records: the one-command run on a fresh H200 covers every stage and names its trees' commits",
+          "[quick]")
+{
+  // tests/data/calib/h200_job_*: calibrate/run_on_gpu.sh's records of its acceptance run (docs/calibration-runs.md)
+  const auto h200 = load_hw_profile(kSrc + "/hwprofiles/h200.yaml");
+  CHECK(check_stages(fit_profile(ResultsStore::read_file(kData + "h200_job_raw.jsonl")), h200, true).empty());
+  const std::regex sha40("[0-9a-f]{40}");
+  std::ifstream in(kData + "h200_job_raw.jsonl");
+  int envs = 0, deepgemm = 0, flashmla = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto r             = nlohmann::json::parse(line);
+    const std::string family = r.at("family").get<std::string>();
+    const auto info          = r.value("info", nlohmann::json::object()); // only some records describe their kernel
+    if (family == "env") {
+      ++envs;
+      CHECK(info.at("git_commit").get<std::string>().size() >= 7);
+    } else if (family.find("deepgemm") != std::string::npos) {
+      ++deepgemm;
+      const std::string impl = info.at("impl").get<std::string>();
+      CHECK(std::regex_search(impl, std::regex("@[0-9a-f]{40} \\(CUTLASS [0-9a-f]{7,40}\\)")));
+    } else if (family == "mla_decode_flashmla") {
+      ++flashmla;
+      CHECK(std::regex_match(info.at("flashmla_commit").get<std::string>(), sha40));
+      CHECK(std::regex_match(info.at("cutlass_commit").get<std::string>(), sha40));
+    }
+  }
+  CHECK(envs >= 4); // one per measuring process: suite, torch, deepgemm, deepgemm_sm
+  CHECK(deepgemm > 0);
+  CHECK(flashmla > 0);
 }
 
 TEST_CASE("calib fit OUT: exit 2 naming the stages the records lack, no profile written", "[quick]")
