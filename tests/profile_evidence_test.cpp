@@ -1,6 +1,6 @@
 /* dbosim tests — models/ProfileEvidence: each profile family's evidence from its sources; the published tables of the
- * Blackwell profiles (a source for every point, the roofline past their last point, the fitted FP4 fraction); the
- * estimated families a step's costs used. */
+ * Blackwell profiles (a source for every point, the roofline past their last point, the fitted FP4 and FP8 fractions);
+ * the estimated families a step's costs used. */
 #include "config/HwProfileLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "models/KernelCost.hpp"
