@@ -1,6 +1,6 @@
 /* dbosim tests — models/ProfileEvidence: each profile family's evidence from its sources; the published tables of the
- * Blackwell profiles (a source for every point, the roofline past their last point, the fitted FP4 fraction); the
- * estimated families a step's costs used. */
+ * Blackwell profiles (a source for every point, the roofline past their last point, the fitted FP4 and FP8 fractions);
+ * the estimated families a step's costs used. */
 #include "config/HwProfileLoader.hpp"
 #include "config/NetworkFactsLoader.hpp"
 #include "models/KernelCost.hpp"
@@ -134,6 +134,41 @@ TEST_CASE("ProfileEvidence: the published NVFP4 table times its shape, the roofl
   CHECK(hw.gemm_fp4_efficiency == Approx(0.409));
   CHECK(hw.sources.at("efficiency.gemm_fp4").find("Leave-one-out") != std::string::npos);
   CHECK(kernel_time(hw, gemm_kernel("up", 8, 4096, 7168, f)).table.empty());
+}
+
+TEST_CASE("ProfileEvidence: the SM100 profiles time compute-bound FP8 GEMMs at the fraction fitted on published "
+          "figures",
+          "[quick]")
+{
+  for (const std::string name : {"b200", "gb200"}) {
+    INFO(name);
+    const HwProfile hw = load_hw_profile(name);
+    // Fitted on four published SM100 FP8 GEMM points (CUTLASS per-channel on B200, DeepGEMM block FP8 on GB200), not
+    // the 0.75 estimate BF16 GEMMs still take.
+    CHECK(hw.gemm_fp8_efficiency == Approx(0.528));
+    CHECK(hw.gemm_efficiency == Approx(0.75));
+    const std::string& src = hw.sources.at("efficiency.gemm_fp8");
+    CHECK(classify_source(hw.provenance.kind, src) == Evidence::published);
+    CHECK(contains(src, "Leave-one-out"));
+    CHECK(contains(src, "https://github.com/vllm-project/vllm/pull/19566"));
+    CHECK(contains(src, "https://github.com/sgl-project/sglang/pull/13528"));
+    // A compute-bound block-FP8 GEMM (a published shape: N=6144 K=4096, M=16384) runs at that fraction of the FP8
+    // peak: on the B200 2376 TF/s against the 2447 posted (vLLM PR #19566), where the estimate gave 3375.
+    const double m = 16384;
+    const int n = 6144, k = 4096;
+    const KernelTime t = kernel_time(hw, gemm_kernel("up", m, n, k, quant_format(WeightQuant::fp8_block)));
+    CHECK(t.bound == Bound::compute);
+    const double tflops = 2 * m * n * k / (t.us * 1e-6) / 1e12;
+    CHECK(tflops == Approx(0.528 * hw.peak_flops_per_s.at(DType::fp8) / 1e12).epsilon(0.01));
+    if (name == "b200")
+      CHECK(tflops == Approx(2447).epsilon(0.05));
+    // Expert GEMMs too: a compute-bound grouped FP8 GEMM takes the same fraction.
+    const KernelTime g =
+        kernel_time(hw, grouped_gemm_kernel("g", 65536, 32, 32, 4096, 7168, quant_format(WeightQuant::fp8_block)));
+    CHECK(g.bound == Bound::compute);
+    CHECK(2.0 * 65536 * 4096 * 7168 / (g.us * 1e-6) ==
+          Approx(0.528 * hw.peak_flops_per_s.at(DType::fp8)).epsilon(0.01));
+  }
 }
 
 TEST_CASE("ProfileEvidence: a step names the estimated families it used, not those its tables priced", "[quick]")
