@@ -71,6 +71,7 @@ ServingRun simulate_serving(const Scenario& s, const std::vector<std::string>& s
       bar.update(done);
     };
   std::vector<Request> requests = make_requests(s.requests, s.seed);
+  check_trace_step_bound(s, requests);
   EngineOracle oracle(s, 0, simgrid_args, engine.value_or(sim::EngineKind::simgrid), share_shapes);
   StepCache cache;
   run.result = run_serving(params, std::move(requests), s.requests.max_concurrency, oracle, cache);

@@ -6,6 +6,7 @@
 #include "config/NetworkFactsLoader.hpp"
 #include "config/ParamHelpers.hpp"
 #include "config/ScenarioParams.hpp"
+#include "config/ServingBounds.hpp"
 #include "config/YamlMap.hpp"
 #include "models/All2AllTable.hpp"
 #include "models/BalancedRouting.hpp"
@@ -180,6 +181,10 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
                             "request's token latencies (about 30 bytes per output token), at most {:.3g} tokens",
                             rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
                 fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
+    // the lengths are drawn uniformly around random_output_len: their expected sum, and the longest they can be
+    if (const auto bad =
+            serving_steps_problem(s, rq.num_prompts, double(rq.num_prompts) * rq.random_output_len, out_max))
+      at("workload").fail("num_prompts", bad->message, bad->valid);
   }
   if (!rq.trace.empty() && rq.random_prefix_len > 0)
     at("workload")

@@ -2,6 +2,7 @@
 
 #include "base/InputError.hpp"
 #include "config/InputFile.hpp"
+#include "config/ServingBounds.hpp"
 #include "serving/DetRng.hpp"
 
 #include <fmt/format.h>
@@ -110,6 +111,19 @@ std::vector<Request> read_request_trace(const std::string& path)
   if (out.empty())
     throw InputError(path, line_no, 1, "rows", "the trace has no requests", ">= 1 row");
   return out;
+}
+
+void check_trace_step_bound(const Scenario& s, const std::vector<Request>& requests)
+{
+  if (s.requests.trace.empty())
+    return; // the loader checks a random workload (config/ScenarioLoader.cpp)
+  double output_tokens = 0, longest = 0;
+  for (const Request& r : requests) {
+    output_tokens += r.output_len;
+    longest = std::max(longest, double(r.output_len));
+  }
+  if (const auto bad = serving_steps_problem(s, double(requests.size()), output_tokens, longest))
+    throw InputError(s.requests.trace, 1, 1, "rows", bad->message, bad->valid);
 }
 
 } // namespace dbosim::serving

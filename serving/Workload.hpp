@@ -29,4 +29,8 @@ inline constexpr double max_trace_arrival_s = 1e6;
  * anything else. */
 std::vector<Request> read_request_trace(const std::string& path);
 
+/** @brief InputError naming the trace when a run of its requests would pass config/ServingBounds.hpp's step bound
+ *  (a random workload is checked when the scenario loads). */
+void check_trace_step_bound(const Scenario& s, const std::vector<Request>& requests);
+
 } // namespace dbosim::serving

@@ -1,6 +1,7 @@
 /* Workloads: deterministic draws, the rate and burstiness of the arrivals, length ranges, and the CSV trace. */
 #include "TempDir.hpp"
 #include "base/InputError.hpp"
+#include "config/ServingBounds.hpp"
 #include "serving/DetRng.hpp"
 #include "serving/Workload.hpp"
 
@@ -79,4 +80,39 @@ TEST_CASE("serving::Workload: a CSV trace is read as is, and a bad row names its
   const auto zero = dir.write("z.csv", "arrival_s,input_len,output_len\n0,0,10\n");
   CHECK_THROWS_AS(read_request_trace(zero), InputError);
   CHECK_THROWS_AS(read_request_trace(dir.path() + "/missing.csv"), InputError);
+}
+
+TEST_CASE("serving step bound: the fewest steps a run can take, and the runs refused above the bound", "[quick]")
+{
+  Scenario s;
+  s.parallel.dp              = 8;
+  s.scheduler.max_num_seqs   = 256;
+  s.requests.max_concurrency = 0;
+  // 10^6 requests of 128 tokens: at most 8 x 256 run at once
+  CHECK(serving_running_cap(s, 1e6) == 2048);
+  CHECK(min_serving_steps(s, 1e6, 1.28e8, 128) == 62500);
+  CHECK_FALSE(serving_steps_problem(s, 1e6, 1.28e8, 128));
+  // one request in flight at a time: every token a step
+  s.requests.max_concurrency = 1;
+  CHECK(min_serving_steps(s, 1e6, 1.28e8, 128) == 1.28e8);
+  const auto bad = serving_steps_problem(s, 1e6, 1.28e8, 128);
+  REQUIRE(bad);
+  CHECK(bad->message.find("at least 128000000 steps") != std::string::npos);
+  CHECK(bad->valid.find("at most 1048576 output tokens") != std::string::npos);
+  // the longest request alone: exactly the bound runs, one more token does not
+  s.requests.max_concurrency = 0;
+  CHECK_FALSE(serving_steps_problem(s, 1, max_serving_steps, max_serving_steps));
+  CHECK(serving_steps_problem(s, 1, max_serving_steps + 1, max_serving_steps + 1));
+  // speculative decoding: 1 + k tokens a step
+  s.speculative.method                 = models::SpecMethod::deepseek_mtp;
+  s.speculative.num_speculative_tokens = 3;
+  CHECK(min_serving_steps(s, 1, 4 * max_serving_steps, 4 * max_serving_steps) == max_serving_steps);
+  // a trace is checked once read, named at its rows
+  s.requests.trace = "t.csv";
+  std::vector<Request> requests(2);
+  requests[0].output_len = 1 << 24;
+  requests[1].output_len = 1;
+  CHECK_THROWS_WITH(check_trace_step_bound(s, requests), Catch::Contains("t.csv:1:1: rows"));
+  requests[0].output_len = 1 << 20;
+  CHECK_NOTHROW(check_trace_step_bound(s, requests));
 }
