@@ -208,18 +208,12 @@ double derive_us(double parent_us, double parent_roofline_us, double child_roofl
   return parent_us * child_roofline_us / parent_roofline_us;
 }
 
-std::string derived_profile_yaml(const DeriveOptions& opt)
+namespace {
+
+/** The child: the parent with the facts' name, peaks and HBM; the facts must keep the parent's SM count and name
+ *  a peak for each of the parent's dtypes. */
+HwProfile child_profile(const HwProfile& parent, const Facts& facts, YamlMap& facts_root)
 {
-  const std::string parent_label = opt.parent_label.empty() ? opt.parent_profile : opt.parent_label;
-  const std::string facts_label  = opt.facts_label.empty() ? opt.facts : opt.facts_label;
-  const HwProfile parent         = load_hw_profile(opt.parent_profile); // validates the parent
-  const YAML::Node base          = load_yaml_file(opt.parent_profile);
-  const Facts facts              = read_facts(opt.facts);
-  YamlMap facts_root(facts.node, opt.facts, "");
-  if (!parent.measured())
-    YamlMap(base, opt.parent_profile, "")
-        .fail("provenance", "the parent of a derived profile must be measured",
-              "a profile written by dbosim-calibrate fit");
   if (facts.sm_count != parent.sm_count)
     facts_root.fail("sm_count",
                     fmt::format("{} SMs, but the parent {} has {}: its SM curves and tables do not carry over",
@@ -233,7 +227,46 @@ std::string derived_profile_yaml(const DeriveOptions& opt)
     if (!child.peak_flops_per_s.count(t))
       facts_root.fail("peak_tflops", "lacks the parent's dtype " + models::dtype_name(t),
                       "every dtype of the parent's peak_tflops");
+  return child;
+}
 
+/** The derived profile's provenance: the parent it came from, the facts, the method. */
+void write_derived_provenance(YAML::Emitter& out, const HwProfile& parent, const std::string& parent_label,
+                              const std::string& facts_label, const std::string& method)
+{
+  out << YAML::BeginMap;
+  out << YAML::Key << "kind" << YAML::Value << "derived";
+  out << YAML::Key << "date" << YAML::Value << parent.provenance.date;
+  auto put = [&](const std::string& k, const std::string& v) {
+    if (!v.empty())
+      out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+  };
+  put("parent", parent.name);
+  put("parent_file", parent_label);
+  put("parent_kind", parent.provenance.kind);
+  put("parent_date", parent.provenance.date);
+  for (const char* k : {"gpu_name", "measured_at", "git_commit", "raw_results", "tables_left_out"})
+    put(std::string("parent_") + k, detail(parent, k));
+  put("facts", facts_label);
+  put("method", method);
+  out << YAML::EndMap;
+}
+
+} // namespace
+
+std::string derived_profile_yaml(const DeriveOptions& opt)
+{
+  const std::string parent_label = opt.parent_label.empty() ? opt.parent_profile : opt.parent_label;
+  const std::string facts_label  = opt.facts_label.empty() ? opt.facts : opt.facts_label;
+  const HwProfile parent         = load_hw_profile(opt.parent_profile); // validates the parent
+  const YAML::Node base          = load_yaml_file(opt.parent_profile);
+  const Facts facts              = read_facts(opt.facts);
+  YamlMap facts_root(facts.node, opt.facts, "");
+  if (!parent.measured())
+    YamlMap(base, opt.parent_profile, "")
+        .fail("provenance", "the parent of a derived profile must be measured",
+              "a profile written by dbosim-calibrate fit");
+  const HwProfile child         = child_profile(parent, facts, facts_root);
   const std::string measured_on = detail(parent, "gpu_name");
   Derivation d{
       parent, child, opt.parent_profile,
@@ -261,22 +294,7 @@ std::string derived_profile_yaml(const DeriveOptions& opt)
     if (key == "name" || key == "gpu")
       out << facts.node[key];
     else if (key == "provenance") {
-      out << YAML::BeginMap;
-      out << YAML::Key << "kind" << YAML::Value << "derived";
-      out << YAML::Key << "date" << YAML::Value << parent.provenance.date;
-      auto put = [&](const std::string& k, const std::string& v) {
-        if (!v.empty())
-          out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
-      };
-      put("parent", parent.name);
-      put("parent_file", parent_label);
-      put("parent_kind", parent.provenance.kind);
-      put("parent_date", parent.provenance.date);
-      for (const char* k : {"gpu_name", "measured_at", "git_commit", "raw_results", "tables_left_out"})
-        put(std::string("parent_") + k, detail(parent, k));
-      put("facts", facts_label);
-      put("method", method);
-      out << YAML::EndMap;
+      write_derived_provenance(out, parent, parent_label, facts_label, method);
     } else if (std::find(kFactKeys.begin(), kFactKeys.end(), key) != kFactKeys.end())
       out << facts.node[key];
     else if (key == "host" || key == "efficiency" || key == "interference" || key == "sm_scaling")

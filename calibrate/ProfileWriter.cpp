@@ -55,27 +55,11 @@ std::string env(const FittedProfile& fit, const char* key)
   return it == fit.env.end() ? "unknown" : it->second;
 }
 
-} // namespace
-
-std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
+/** provenance: where, when and with what the records were measured, and the fit's inputs (what refit replays). */
+void write_provenance(YAML::Emitter& out, const FittedProfile& fit, const WriterOptions& opt)
 {
-  const models::HwProfile hw = load_hw_profile(opt.base_profile); // validates the base
-  YAML::Node base            = YAML::LoadFile(opt.base_profile);
   const std::string date     = env(fit, "date").substr(0, 10);
   const std::string gpu_name = env(fit, "gpu_name");
-  const int sm_count         = std::stoi(env(fit, "sm_count"));
-
-  YAML::Emitter out;
-  out.SetDoublePrecision(10);
-  out << YAML::Comment("Measured on " + gpu_name + " by calibrate/ (dbosim-calibrate-run, then dbosim-calibrate fit) " +
-                       "from " + opt.raw_results + ". Peaks, capacity and links: datasheet, kept from " +
-                       (opt.base_label.empty() ? opt.base_profile : opt.base_label) + ".");
-  out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << base["name"].as<std::string>();
-  out << YAML::Key << "gpu" << YAML::Value << base["gpu"].as<std::string>();
-  if (base["generation"])
-    out << YAML::Key << "generation" << YAML::Value << base["generation"].as<std::string>();
-
   out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "kind" << YAML::Value << "measured";
   out << YAML::Key << "date" << YAML::Value << date;
@@ -136,14 +120,11 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
                             (opt.verify_path.empty() ? "" : " --verify " + opt.verify_path) + " --base " +
                             base_recorded + skip_flags + " (then: dbosim-calibrate refit PROFILE)");
   out << YAML::EndMap;
+}
 
-  sourced(out, "sm_count", sm_count, "measured: cudaGetDeviceProperties multiProcessorCount on " + gpu_name);
-  if (base["smem_per_sm"]) // optional, kept from the base
-    out << YAML::Key << "smem_per_sm" << YAML::Value << base["smem_per_sm"];
-  for (const char* key : {"peak_tflops", "hbm_bandwidth", "hbm_capacity", "nvlink_bandwidth", "nvlink_latency",
-                          "nvlink_domain_size", "nic_bandwidth", "nic_latency"})
-    out << YAML::Key << key << YAML::Value << base[key];
-
+/** host: the measured host costs, the base's where a cost was not measured. */
+void write_host(YAML::Emitter& out, const FittedProfile& fit, YAML::Node& base)
+{
   out << YAML::Key << "host" << YAML::Value << YAML::BeginMap;
   for (const char* key : {"launch_cpu", "graph_replay_kernel", "event", "stream_sync"}) {
     if (fit.host_us.count(key))
@@ -158,7 +139,11 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
       out << YAML::Key << key << YAML::Value << base["host"][key];
   }
   out << YAML::EndMap;
+}
 
+/** efficiency: the best measured rates against the datasheet peaks, the base's where none was measured. */
+void write_efficiency(YAML::Emitter& out, const FittedProfile& fit, YAML::Node& base, const models::HwProfile& hw)
+{
   const double peak_bf16 = hw.peak_flops_per_s.at(models::DType::bf16) / 1e12;
   out << YAML::Key << "efficiency" << YAML::Value << YAML::BeginMap;
   auto eff = [&](const char* key, const FitScalar& best, double peak, const char* unit) {
@@ -178,7 +163,11 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
   eff("attention", fit.best_attention_tflops, peak_bf16, "TFLOP/s");
   eff("memory", fit.best_stream_gbps, hw.hbm_bytes_per_s / 1e9, "GB/s");
   out << YAML::EndMap;
+}
 
+/** The measured curves and factors: SM scaling, per-shape SM tables, interference, kernel floors, the comm kernel. */
+void write_measured_curves(YAML::Emitter& out, const FittedProfile& fit)
+{
   if (!fit.sm_scaling.empty()) {
     out << YAML::Key << "sm_scaling" << YAML::Value << YAML::BeginMap;
     for (const auto& [fam, c] : fit.sm_scaling) {
@@ -223,6 +212,11 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << fit.comm_kernel_gbps.source;
     out << YAML::EndMap;
   }
+}
+
+/** The duration tables, less the families left out. */
+void write_tables(YAML::Emitter& out, const FittedProfile& fit, const WriterOptions& opt)
+{
   if (!fit.tables.empty()) {
     out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
     for (const auto& t : fit.tables) {
@@ -237,6 +231,42 @@ std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
     }
     out << YAML::EndSeq;
   }
+}
+
+} // namespace
+
+std::string profile_yaml(const FittedProfile& fit, const WriterOptions& opt)
+{
+  const models::HwProfile hw = load_hw_profile(opt.base_profile); // validates the base
+  YAML::Node base            = YAML::LoadFile(opt.base_profile);
+  const std::string gpu_name = env(fit, "gpu_name");
+  const int sm_count         = std::stoi(env(fit, "sm_count"));
+
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  out << YAML::Comment("Measured on " + gpu_name + " by calibrate/ (dbosim-calibrate-run, then dbosim-calibrate fit) " +
+                       "from " + opt.raw_results + ". Peaks, capacity and links: datasheet, kept from " +
+                       (opt.base_label.empty() ? opt.base_profile : opt.base_label) + ".");
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << base["name"].as<std::string>();
+  out << YAML::Key << "gpu" << YAML::Value << base["gpu"].as<std::string>();
+  if (base["generation"])
+    out << YAML::Key << "generation" << YAML::Value << base["generation"].as<std::string>();
+
+  write_provenance(out, fit, opt);
+
+  sourced(out, "sm_count", sm_count, "measured: cudaGetDeviceProperties multiProcessorCount on " + gpu_name);
+  if (base["smem_per_sm"]) // optional, kept from the base
+    out << YAML::Key << "smem_per_sm" << YAML::Value << base["smem_per_sm"];
+  for (const char* key : {"peak_tflops", "hbm_bandwidth", "hbm_capacity", "nvlink_bandwidth", "nvlink_latency",
+                          "nvlink_domain_size", "nic_bandwidth", "nic_latency"})
+    out << YAML::Key << key << YAML::Value << base[key];
+
+  write_host(out, fit, base);
+  write_efficiency(out, fit, base, hw);
+
+  write_measured_curves(out, fit);
+  write_tables(out, fit, opt);
   out << YAML::EndMap;
   if (!out.good())
     throw std::runtime_error("YAML emitter: " + out.GetLastError());

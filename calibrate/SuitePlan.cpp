@@ -134,12 +134,17 @@ std::vector<MeasureSpec> sm_table_plan(int sm_count, const std::map<std::string,
   return plan;
 }
 
-std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
-{
-  const bool full = size == SuiteSize::full;
-  std::vector<MeasureSpec> plan;
+namespace {
 
-  // ---- host costs and the comm-like copy kernel first: cheap, and needed by every profile
+/** The token counts of the dense GEMMs, norms and activations. */
+std::vector<int> dense_tokens(bool full)
+{
+  return full ? token_grid(1, 16384, 32) : std::vector<int>{1, 16, 128, 1024, 4096, 16384};
+}
+
+/** Host costs and the comm-like copy kernel first: cheap, and needed by every profile. */
+void add_host_and_copy_kernel(std::vector<MeasureSpec>& plan, bool full)
+{
   for (const char* what :
        {"launch", "graph_kernel", "event_record", "stream_wait_event", "stream_sync", "launch_sync_roundtrip"})
     plan.push_back(spec("host", {}, what));
@@ -148,18 +153,23 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
     ctas = {4, 8, 16, 24, 32, 64, 132};
   for (int c : ctas)
     plan.push_back(spec("copy_kernel", {{"ctas", c}, {"mib", 1024}}));
+}
 
-  // ---- dense GEMMs: every zoo projection over tokens, BF16 then FP8
-  const std::vector<int> tokens = full ? token_grid(1, 16384, 32) : std::vector<int>{1, 16, 128, 1024, 4096, 16384};
-  auto gemm_shapes              = zoo_gemm_shapes();
+/** Dense GEMMs: every zoo projection over tokens, BF16 then FP8. */
+void add_dense_gemms(std::vector<MeasureSpec>& plan, bool full, const std::vector<int>& tokens)
+{
+  auto gemm_shapes = zoo_gemm_shapes();
   if (!full)
     gemm_shapes.resize(4);
   for (const char* family : {"gemm_bf16", "gemm_fp8"})
     for (const auto& s : gemm_shapes)
       for (int m : tokens)
         plan.push_back(spec(family, {{"n", s.n}, {"k", s.k}, {"tokens", m}}));
+}
 
-  // ---- SM partitions (green contexts) and interference: the families the simulator scales
+/** SM partitions (green contexts) and interference: the families the simulator scales. */
+void add_sm_partitions(std::vector<MeasureSpec>& plan, bool full, int sm_count)
+{
   std::vector<MeasureSpec> scaled = {
       spec("gemm_bf16", {{"n", 4096}, {"k", 7168}, {"tokens", 4096}}),
       spec("gemm_bf16", {{"n", 4096}, {"k", 7168}, {"tokens", 256}}),
@@ -203,14 +213,11 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
         p.params["comm_smem_bytes"] = deepep_ht_smem_bytes;
         plan.push_back(p);
       }
+}
 
-  // ---- per-shape SM tables: every zoo dense GEMM at the DBO compute partitions (family "sm_table", measured
-  //      exactly like sm_scaling; a family of its own so the median curves above stay the 7-kernel fit)
-  if (full)
-    for (const auto& p : sm_table_plan(sm_count))
-      plan.push_back(p);
-
-  // ---- grouped expert GEMMs: balanced over experts x tokens per expert, then skewed
+/** Grouped expert GEMMs: balanced over experts x tokens per expert, then skewed; the cuBLAS grouped API. */
+void add_grouped_gemms(std::vector<MeasureSpec>& plan, bool full)
+{
   const std::vector<int> tpe = full ? token_grid(1, 4096, 32) : std::vector<int>{1, 16, 128, 1024};
   auto expert_shapes         = zoo_expert_shapes();
   if (!full)
@@ -237,8 +244,11 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
     for (int t : tpe)
       plan.push_back(spec("grouped_gemm_bf16_api",
                           {{"experts", 32}, {"n", expert_shapes[i].n}, {"k", expert_shapes[i].k}, {"tokens", t}}));
+}
 
-  // ---- attention: MLA decode (batch x context) and causal prefill (prompt tokens)
+/** Attention: MLA decode (batch x context) and causal prefill (prompt tokens). */
+void add_attention(std::vector<MeasureSpec>& plan, bool full)
+{
   const std::vector<int> contexts =
       full ? std::vector<int>{512, 1024, 2048, 4096, 8192, 16384, 32768} : std::vector<int>{1024, 8192};
   const std::vector<int> batches = full ? token_grid(1, 256, 16) : std::vector<int>{1, 16, 128};
@@ -252,19 +262,47 @@ std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
     for (int t : prompt)
       plan.push_back(
           spec("attention_prefill", {{"heads", prefill[i].first}, {"head_dim", prefill[i].second}, {"tokens", t}}));
+}
 
-  // ---- norms and activations
+/** Norms and activations. */
+void add_norms(std::vector<MeasureSpec>& plan, bool full, const std::vector<int>& tokens)
+{
   for (int h : full ? std::vector<int>{7168, 4096, 2048, 1536, 512} : std::vector<int>{7168})
     for (int m : tokens)
       plan.push_back(spec("rmsnorm", {{"hidden", h}, {"tokens", m}}));
   for (int h : full ? std::vector<int>{18432, 14336, 2048, 1536, 1408, 768} : std::vector<int>{2048})
     for (int m : tokens)
       plan.push_back(spec("silu_mul", {{"hidden", h}, {"tokens", m}}));
+}
 
-  // ---- multi-GPU collectives (recorded as skipped on one GPU)
+/** Multi-GPU collectives (recorded as skipped on one GPU). */
+void add_collectives(std::vector<MeasureSpec>& plan, bool full)
+{
   for (const char* what : {"alltoall", "sendrecv"})
     for (int mib : full ? std::vector<int>{1, 4, 16, 64, 256} : std::vector<int>{16})
       plan.push_back(spec("nccl", {{"mib", mib}}, what));
+}
+
+} // namespace
+
+std::vector<MeasureSpec> build_plan(SuiteSize size, int sm_count)
+{
+  const bool full = size == SuiteSize::full;
+  std::vector<MeasureSpec> plan;
+  add_host_and_copy_kernel(plan, full);
+  const std::vector<int> tokens = dense_tokens(full);
+  add_dense_gemms(plan, full, tokens);
+  add_sm_partitions(plan, full, sm_count);
+  // ---- per-shape SM tables: every zoo dense GEMM at the DBO compute partitions (family "sm_table", measured
+  //      exactly like sm_scaling; a family of its own so the median curves above stay the 7-kernel fit)
+  if (full)
+    for (const auto& p : sm_table_plan(sm_count))
+      plan.push_back(p);
+
+  add_grouped_gemms(plan, full);
+  add_attention(plan, full);
+  add_norms(plan, full, tokens);
+  add_collectives(plan, full);
   return plan;
 }
 

@@ -100,63 +100,63 @@ std::string repo_path(const std::string& recorded)
   return (std::filesystem::path(DBOSIM_SOURCE_DIR) / recorded).string();
 }
 
-} // namespace
-
-int main(int argc, char** argv)
-{
-  CLI::App app{"dbosim-calibrate: fit a measured hardware profile from raw calibration results"};
-  app.require_subcommand(1);
+/** Every option of every verb (CLI11 writes them as it parses). */
+struct CalibrateArgs {
   std::string raw, base, out, verify, raw_label, base_label, job_dir, base_recorded, reference = "h200";
   std::vector<std::string> skip;
-  bool force    = false;
+  bool force = false;
+  std::string profile;
+  DeriveOptions derive;
+  DiffOptions diff;
+  std::string diff_json;
+  bool no_steps = false;
+};
+
+/** The verbs' subcommands. */
+struct CalibrateVerbs {
+  CLI::App* fit    = nullptr;
+  CLI::App* report = nullptr;
+  CLI::App* refit  = nullptr;
+  CLI::App* derive = nullptr;
+  CLI::App* diff   = nullptr;
+};
+
+CLI::App* add_fit_command(CLI::App& app, CalibrateArgs& a)
+{
   auto* fit_cmd = app.add_subcommand("fit", "fit the profile and write it");
-  auto* job_opt = fit_cmd->add_option("OUT", job_dir,
+  auto* job_opt = fit_cmd->add_option("OUT", a.job_dir,
                                       "the folder of a calibration job (calibrate/run_on_gpu.sh OUT): its raw.jsonl "
                                       "and verify.jsonl, checked against --reference stage by stage");
   job_opt->check(CLI::ExistingDirectory);
-  auto* raw_opt = fit_cmd->add_option("--raw", raw, "raw results (JSON lines from dbosim-calibrate-run)");
+  auto* raw_opt = fit_cmd->add_option("--raw", a.raw, "raw results (JSON lines from dbosim-calibrate-run)");
   raw_opt->check(CLI::ExistingFile)->excludes(job_opt);
   fit_cmd
-      ->add_option("--base", base, "the datasheet profile it refines (with OUT: the base the reference was fitted on)")
+      ->add_option("--base", a.base,
+                   "the datasheet profile it refines (with OUT: the base the reference was fitted on)")
       ->check(CLI::ExistingFile);
-  fit_cmd->add_option("--out", out, "profile to write (atomically); an existing file only with --force")->required();
-  fit_cmd->add_flag("--force", force, "overwrite --out when it exists");
+  fit_cmd->add_option("--out", a.out, "profile to write (atomically); an existing file only with --force")->required();
+  fit_cmd->add_flag("--force", a.force, "overwrite --out when it exists");
   fit_cmd
-      ->add_option("--reference", reference,
+      ->add_option("--reference", a.reference,
                    "with OUT: the profile the new one is to reproduce (a name in hwprofiles/ or a path): the fit stops "
                    "when the records lack a part of it, and prints the gate against it")
       ->needs(job_opt);
-  fit_cmd->add_option("--raw-label", raw_label, "raw-results path recorded in provenance (default: --raw)");
-  fit_cmd->add_option("--base-label", base_label, "how the profile's header names the base (default: --base)");
-  fit_cmd->add_option("--verify", verify, "a fresh verification pass to record in provenance")
+  fit_cmd->add_option("--raw-label", a.raw_label, "raw-results path recorded in provenance (default: --raw)");
+  fit_cmd->add_option("--base-label", a.base_label, "how the profile's header names the base (default: --base)");
+  fit_cmd->add_option("--verify", a.verify, "a fresh verification pass to record in provenance")
       ->check(CLI::ExistingFile);
-  fit_cmd->add_option("--skip-family", skip, "leave this table family out of the profile (repeatable)");
-  auto* report_cmd = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
-  report_cmd->add_option("--raw", raw, "raw results")->required()->check(CLI::ExistingFile);
-  report_cmd->add_option("--verify", verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
-  std::string profile;
-  auto* refit_cmd = app.add_subcommand("refit", "fit again from the raw results and options a profile records");
-  refit_cmd->add_option("profile", profile, "a measured profile written by fit")->required()->check(CLI::ExistingFile);
-  refit_cmd->add_option("--out", out, "profile to write (default: the profile itself)");
-  DeriveOptions derive;
-  auto* derive_cmd = app.add_subcommand("derive", "write a derived profile: a measured parent's compute behaviour "
-                                                  "with another GPU's memory and links (hwprofiles/README.md)");
-  derive_cmd->add_option("--parent", derive.parent_profile, "the measured parent profile")
-      ->required()
-      ->check(CLI::ExistingFile);
-  derive_cmd->add_option("--facts", derive.facts, "the child's datasheet facts (hwprofiles/facts/<name>.yaml)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  derive_cmd->add_option("--out", out, "profile to write (atomically)")->required();
-  DiffOptions diff;
-  std::string diff_json;
-  bool no_steps  = false;
+  fit_cmd->add_option("--skip-family", a.skip, "leave this table family out of the profile (repeatable)");
+  return fit_cmd;
+}
+
+CLI::App* add_diff_command(CLI::App& app, CalibrateArgs& a)
+{
   auto* diff_cmd = app.add_subcommand("diff", "compare two profiles family by family (ratios B/A) and the step time "
                                               "of the shipped single-step scenarios under each");
-  diff_cmd->add_option("A", diff.profile_a, "the reference profile (a name in hwprofiles/ or a path)")->required();
-  diff_cmd->add_option("B", diff.profile_b, "the profile compared to it")->required();
-  diff_cmd->add_option("--json", diff_json, "also write the comparison as JSON to this file");
-  auto* gate = diff_cmd->add_option("--max-step-ratio", diff.max_step_ratio,
+  diff_cmd->add_option("A", a.diff.profile_a, "the reference profile (a name in hwprofiles/ or a path)")->required();
+  diff_cmd->add_option("B", a.diff.profile_b, "the profile compared to it")->required();
+  diff_cmd->add_option("--json", a.diff_json, "also write the comparison as JSON to this file");
+  auto* gate = diff_cmd->add_option("--max-step-ratio", a.diff.max_step_ratio,
                                     "exit 1 when a scenario's step under B differs from A's by more than this factor "
                                     "(B/A or A/B), or runs under one profile only");
   gate->check(CLI::Validator(
@@ -167,103 +167,162 @@ int main(int argc, char** argv)
         return good ? std::string() : "'" + v + "' is not a factor >= 1 (a step may differ by B/A or A/B up to it)";
       },
       "FACTOR>=1"));
-  diff_cmd->add_option("--scenario", diff.scenarios,
+  diff_cmd->add_option("--scenario", a.diff.scenarios,
                        "a scenario to time (name or path, repeatable; default: every shipped scenario)");
-  diff_cmd->add_flag("--no-steps", no_steps, "compare the profiles only, run no scenario")->excludes(gate);
+  diff_cmd->add_flag("--no-steps", a.no_steps, "compare the profiles only, run no scenario")->excludes(gate);
+  return diff_cmd;
+}
+
+CalibrateVerbs add_verbs(CLI::App& app, CalibrateArgs& a)
+{
+  CalibrateVerbs v;
+  v.fit    = add_fit_command(app, a);
+  v.report = app.add_subcommand("report", "print the accuracy card (leave-one-out errors per family)");
+  v.report->add_option("--raw", a.raw, "raw results")->required()->check(CLI::ExistingFile);
+  v.report->add_option("--verify", a.verify, "a fresh verification pass to compare")->check(CLI::ExistingFile);
+  v.refit = app.add_subcommand("refit", "fit again from the raw results and options a profile records");
+  v.refit->add_option("profile", a.profile, "a measured profile written by fit")->required()->check(CLI::ExistingFile);
+  v.refit->add_option("--out", a.out, "profile to write (default: the profile itself)");
+  v.derive = app.add_subcommand("derive", "write a derived profile: a measured parent's compute behaviour "
+                                          "with another GPU's memory and links (hwprofiles/README.md)");
+  v.derive->add_option("--parent", a.derive.parent_profile, "the measured parent profile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  v.derive->add_option("--facts", a.derive.facts, "the child's datasheet facts (hwprofiles/facts/<name>.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  v.derive->add_option("--out", a.out, "profile to write (atomically)")->required();
+  v.diff = add_diff_command(app, a);
+  return v;
+}
+
+/** fit: its inputs, from a calibration job's folder (its raw and verify records, the base the reference was fitted
+ *  on) or from --raw and --base; the reference profile's file for a job, else "". */
+std::string resolve_fit_inputs(CalibrateArgs& a)
+{
+  std::string reference_file;
+  if (a.job_dir.empty() && a.raw.empty())
+    throw dbosim::InputError("fit", "give a calibration job's folder (OUT), or --raw R.jsonl --base B.yaml");
+  if (!a.force && std::filesystem::exists(a.out))
+    throw dbosim::InputError(a.out, "--out exists (a shipped profile?); write a new file, or pass --force");
+  if (!a.job_dir.empty()) { // the records of calibrate/run_on_gpu.sh OUT, the base the reference was fitted on
+    a.raw = (std::filesystem::path(a.job_dir) / "raw.jsonl").string();
+    if (!std::filesystem::exists(a.raw))
+      throw dbosim::InputError(a.job_dir, "no raw.jsonl (run calibrate/run_on_gpu.sh " + a.job_dir + " first)");
+    const std::string v = (std::filesystem::path(a.job_dir) / "verify.jsonl").string();
+    if (a.verify.empty() && std::filesystem::exists(v))
+      a.verify = v;
+    reference_file = dbosim::resolve_data_file("hwprofiles", a.reference);
+    if (a.base.empty()) {
+      RecordedFit recorded;
+      try {
+        recorded = recorded_fit(reference_file);
+      } catch (const std::runtime_error& e) { // a datasheet or derived reference: no fit to take the base from
+        throw dbosim::InputError(reference_file, fmt::format("{}; pass --base", e.what()));
+      }
+      a.base          = repo_path(recorded.base);
+      a.base_recorded = recorded.base; // as the reference records it, relative to the repository
+      if (a.base_label.empty())
+        a.base_label = recorded.base_label;
+    }
+  } else if (a.base.empty()) {
+    throw dbosim::InputError("fit --raw", "--base (the datasheet profile it refines) is required");
+  }
+  return reference_file;
+}
+
+/** The job's records against the profile they are to reproduce: the same GPU, every stage measured. */
+void check_against_reference(const FittedProfile& fit, const CalibrateArgs& a, const std::string& reference_file)
+{
+  const auto ref        = dbosim::load_hw_profile(reference_file);
+  const std::string gpu = fit.env.count("gpu_name") ? fit.env.at("gpu_name") : "?";
+  if (ref.provenance.details.count("gpu_name") && ref.provenance.details.at("gpu_name") != gpu)
+    throw dbosim::InputError(a.raw, fmt::format("measured on {}, the reference {} on {}; pass --reference for this GPU",
+                                                gpu, reference_file, ref.provenance.details.at("gpu_name")));
+  const auto missing = check_stages(fit, ref, !a.verify.empty());
+  if (!missing.empty())
+    throw dbosim::InputError(a.job_dir, missing_stages_text(missing, reference_file, a.job_dir));
+}
+
+/** Writes the fitted profile with its provenance and says what to run next. */
+void write_fit(const FittedProfile& fit, const std::vector<Measurement>& records, const CalibrateArgs& a,
+               const std::string& reference_file)
+{
+  WriterOptions opt;
+  opt.base_profile  = a.base;
+  opt.base_recorded = a.base_recorded;
+  opt.verify_path   = a.verify;
+  opt.base_label    = a.base_label;
+  opt.skip_families = a.skip;
+  opt.raw_results   = a.raw_label.empty() ? a.raw : a.raw_label;
+  if (!a.verify.empty())
+    opt.verify_note = "fresh pass in a separate process right after the run: " +
+                      verification_note(compare_verification(records, ResultsStore::read_file(a.verify)));
+  write_profile(fit, opt, a.out);
+  fmt::print("wrote {} ({} tables, {} SM-scaling curves, {} interference factors)\n", a.out, fit.tables.size(),
+             fit.sm_scaling.size(), fit.interference.size());
+  if (!reference_file.empty())
+    fmt::print("next, the gate (the same GPU within {:g}x on every shipped step; calibrate/README.md says what to do "
+               "when it fails):\n  dbosim-calibrate diff {} {} --max-step-ratio {:g}\n",
+               kSameGpuStepRatio, reference_file, a.out, kSameGpuStepRatio);
+}
+
+/** Runs the verb the command line named. */
+int run_verb(const CalibrateVerbs& v, CalibrateArgs& a)
+{
+  if (*v.diff) {
+    a.diff.steps            = !a.no_steps;
+    const DiffReport report = profile_diff(a.diff);
+    fmt::print("{}", report.text);
+    if (!a.diff_json.empty())
+      dbosim::write_file_atomic(a.diff_json, report.json.dump(2) + "\n");
+    return report.exit_code;
+  }
+  if (*v.derive) {
+    write_derived_profile(a.derive, a.out);
+    fmt::print("wrote {} (derived from {} with {})\n", a.out, a.derive.parent_profile, a.derive.facts);
+    return 0;
+  }
+  if (*v.refit) { // the fit recorded in the profile, from the same raw records and options
+    RefitInputs in           = refit_inputs(a.profile, DBOSIM_SOURCE_DIR);
+    const std::string target = a.out.empty() ? a.profile : a.out;
+    write_profile(fit_profile(in.records), in.options, target);
+    fmt::print("wrote {} (refit of {} from {})\n", target, a.profile, in.options.raw_results);
+    return 0;
+  }
+  std::string reference_file;
+  if (*v.fit)
+    reference_file = resolve_fit_inputs(a);
+  int dropped  = 0;
+  auto records = ResultsStore::read_file(a.raw, &dropped);
+  if (dropped)
+    fmt::print(stderr, "{}: ignored a torn last line (an interrupted run)\n", a.raw);
+  FittedProfile fit = fit_profile(records);
+  if (*v.report) {
+    print_report(fit, records, a.verify);
+    return 0;
+  }
+  if (!reference_file.empty())
+    check_against_reference(fit, a, reference_file);
+  write_fit(fit, records, a, reference_file);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"dbosim-calibrate: fit a measured hardware profile from raw calibration results"};
+  app.require_subcommand(1);
+  CalibrateArgs a;
+  const CalibrateVerbs verbs = add_verbs(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return dbosim::cli::usage_exit(app, e, "dbosim-calibrate"); // a usage error is bad input: exit 2, as dbosim's
   }
   try {
-    if (*diff_cmd) {
-      diff.steps              = !no_steps;
-      const DiffReport report = profile_diff(diff);
-      fmt::print("{}", report.text);
-      if (!diff_json.empty())
-        dbosim::write_file_atomic(diff_json, report.json.dump(2) + "\n");
-      return report.exit_code;
-    }
-    if (*derive_cmd) {
-      write_derived_profile(derive, out);
-      fmt::print("wrote {} (derived from {} with {})\n", out, derive.parent_profile, derive.facts);
-      return 0;
-    }
-    if (*refit_cmd) { // the fit recorded in the profile, from the same raw records and options
-      RefitInputs in           = refit_inputs(profile, DBOSIM_SOURCE_DIR);
-      const std::string target = out.empty() ? profile : out;
-      write_profile(fit_profile(in.records), in.options, target);
-      fmt::print("wrote {} (refit of {} from {})\n", target, profile, in.options.raw_results);
-      return 0;
-    }
-    std::string reference_file;
-    if (*fit_cmd) {
-      if (job_dir.empty() && raw.empty())
-        throw dbosim::InputError("fit", "give a calibration job's folder (OUT), or --raw R.jsonl --base B.yaml");
-      if (!force && std::filesystem::exists(out))
-        throw dbosim::InputError(out, "--out exists (a shipped profile?); write a new file, or pass --force");
-      if (!job_dir.empty()) { // the records of calibrate/run_on_gpu.sh OUT, the base the reference was fitted on
-        raw = (std::filesystem::path(job_dir) / "raw.jsonl").string();
-        if (!std::filesystem::exists(raw))
-          throw dbosim::InputError(job_dir, "no raw.jsonl (run calibrate/run_on_gpu.sh " + job_dir + " first)");
-        const std::string v = (std::filesystem::path(job_dir) / "verify.jsonl").string();
-        if (verify.empty() && std::filesystem::exists(v))
-          verify = v;
-        reference_file = dbosim::resolve_data_file("hwprofiles", reference);
-        if (base.empty()) {
-          RecordedFit recorded;
-          try {
-            recorded = recorded_fit(reference_file);
-          } catch (const std::runtime_error& e) { // a datasheet or derived reference: no fit to take the base from
-            throw dbosim::InputError(reference_file, fmt::format("{}; pass --base", e.what()));
-          }
-          base          = repo_path(recorded.base);
-          base_recorded = recorded.base; // as the reference records it, relative to the repository
-          if (base_label.empty())
-            base_label = recorded.base_label;
-        }
-      } else if (base.empty()) {
-        throw dbosim::InputError("fit --raw", "--base (the datasheet profile it refines) is required");
-      }
-    }
-    int dropped  = 0;
-    auto records = ResultsStore::read_file(raw, &dropped);
-    if (dropped)
-      fmt::print(stderr, "{}: ignored a torn last line (an interrupted run)\n", raw);
-    FittedProfile fit = fit_profile(records);
-    if (*report_cmd) {
-      print_report(fit, records, verify);
-      return 0;
-    }
-    if (!reference_file.empty()) { // the job's records against the profile they are to reproduce
-      const auto ref        = dbosim::load_hw_profile(reference_file);
-      const std::string gpu = fit.env.count("gpu_name") ? fit.env.at("gpu_name") : "?";
-      if (ref.provenance.details.count("gpu_name") && ref.provenance.details.at("gpu_name") != gpu)
-        throw dbosim::InputError(raw,
-                                 fmt::format("measured on {}, the reference {} on {}; pass --reference for this GPU",
-                                             gpu, reference_file, ref.provenance.details.at("gpu_name")));
-      const auto missing = check_stages(fit, ref, !verify.empty());
-      if (!missing.empty())
-        throw dbosim::InputError(job_dir, missing_stages_text(missing, reference_file, job_dir));
-    }
-    WriterOptions opt;
-    opt.base_profile  = base;
-    opt.base_recorded = base_recorded;
-    opt.verify_path   = verify;
-    opt.base_label    = base_label;
-    opt.skip_families = skip;
-    opt.raw_results   = raw_label.empty() ? raw : raw_label;
-    if (!verify.empty())
-      opt.verify_note = "fresh pass in a separate process right after the run: " +
-                        verification_note(compare_verification(records, ResultsStore::read_file(verify)));
-    write_profile(fit, opt, out);
-    fmt::print("wrote {} ({} tables, {} SM-scaling curves, {} interference factors)\n", out, fit.tables.size(),
-               fit.sm_scaling.size(), fit.interference.size());
-    if (!reference_file.empty())
-      fmt::print("next, the gate (the same GPU within {:g}x on every shipped step; calibrate/README.md says what to do "
-                 "when it fails):\n  dbosim-calibrate diff {} {} --max-step-ratio {:g}\n",
-                 kSameGpuStepRatio, reference_file, out, kSameGpuStepRatio);
-    return 0;
+    return run_verb(verbs, a);
   } catch (const dbosim::InputError& e) { // a bad input file: exit 2, as dbosim does
     fmt::print(stderr, "dbosim-calibrate: error: {}\n", e.what());
     return 2;

@@ -178,6 +178,97 @@ int stopped_plan(const PlanOptions& opt, const std::vector<PointResult>& results
   return 128 + sig;
 }
 
+/** Every point's result as the ranks' shares report it (a point no share names stays "failed"); `any_not_run` when a
+ *  rank was stopped before it ran one of its points. */
+std::vector<PointResult> gather_results(const PlanSpec& spec, const std::vector<PlanPoint>& points,
+                                        const std::vector<std::string>& shares, bool& any_not_run)
+{
+  std::vector<PointResult> results(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    results[i] = {points[i], hardware_of(spec, points[i]), "failed", json::object()};
+  any_not_run = false;
+  for (const std::string& text : shares)
+    for (const json& r : json::parse(text)) {
+      const std::size_t i = r["index"].get<std::size_t>();
+      results[i].status   = r["status"].get<std::string>();
+      results[i].serving  = r["serving"];
+      any_not_run         = any_not_run || results[i].status == "not run";
+    }
+  return results;
+}
+
+/** The band is validate's e2e group (whole steps and serving runs against published deployments), read from the
+ *  recorded baseline: its cases of the recommended GPU's generation when enough are recorded (no per-schedule e2e
+ *  error is recorded). */
+ModelError plan_error_band(const PlanOptions& opt, const PlanSpec& spec, const PlanAnalysis& an)
+{
+  ModelError err;
+  err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
+  err.group  = validate::band_group;
+  if (const auto band =
+          validate::load_error_band(err.source, an.recommended ? launch_generation(opt.out_dir) : std::string())) {
+    err.mape_pct   = band->mape_pct;
+    err.cases      = band->cases;
+    err.generation = band->generation;
+    err.note       = band->note;
+  }
+  if (!fs::exists(err.source))
+    err.source = "";
+  // The report names the file without this machine's paths: the shipped baseline relative to the data folder, a
+  // plan's own uncertainty file relative to the plan file (as the plan names it).
+  else if (spec.uncertainty.empty())
+    err.source = fs::path(err.source).lexically_relative(data_dir()).string();
+  else
+    err.source =
+        fs::path(err.source).lexically_relative(fs::absolute(opt.plan).lexically_normal().parent_path()).string();
+  return err;
+}
+
+/** The report's plots under OUT/plots: the frontier, p99 ITL and TTFT against EP, the recommended point's timeline. */
+ReportPlots plan_plots(const PlanOptions& opt, const PlanSpec& spec, const std::vector<PointResult>& results,
+                       const PlanAnalysis& an)
+{
+  fs::create_directories(opt.out_dir + "/plots");
+  ReportPlots plots;
+  plots.frontier = frontier_plot(opt.out_dir + "/plots", results, an);
+  auto slo_of    = [&](const std::string& m) {
+    for (const Slo& s : spec.slos)
+      if (s.metric == m)
+        return s.max_ms;
+    return 0.0;
+  };
+  plots.itl_vs_ep  = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_itl_ms", slo_of("p99_itl_ms"), results);
+  plots.ttft_vs_ep = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_ttft_ms", slo_of("p99_ttft_ms"), results);
+  if (an.recommended)
+    plots.timeline = timeline_svg(spec, results[*an.recommended], opt.out_dir, plots.timeline_caption);
+  else {
+    plots.timeline_caption = "No recommendation, so no timeline.";
+    plots.timeline =
+        timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
+  }
+  return plots;
+}
+
+/** The best point per hardware and the recommendation on stdout; the count of points that ran. */
+std::size_t print_plan_summary(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results,
+                               const PlanAnalysis& an, std::size_t& slo_ok)
+{
+  std::size_t ok = 0;
+  slo_ok         = 0;
+  for (const auto& a : an.points) {
+    ok += a.ok;
+    slo_ok += a.slo_ok;
+  }
+  for (const auto& [hw, i] : an.best_per_hw)
+    fmt::print("{:>6}: {} GPUs (point {}: {})\n", hw, an.points[i].gpus_for_demand, i, points[i].label());
+  if (an.recommended)
+    fmt::print("recommended: {} GPUs of {} (point {})\n", an.points[*an.recommended].gpus_for_demand,
+               results[*an.recommended].hardware, *an.recommended);
+  else
+    fmt::print("no point meets the SLOs\n");
+  return ok;
+}
+
 } // namespace
 
 int plan_command(const PlanOptions& opt)
@@ -210,17 +301,8 @@ int plan_command(const PlanOptions& opt)
   if (mpi.rank() != 0)
     return 0;
 
-  std::vector<PointResult> results(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i)
-    results[i] = {points[i], hardware_of(spec, points[i]), "failed", json::object()};
-  bool any_not_run = false;
-  for (const std::string& text : all)
-    for (const json& r : json::parse(text)) {
-      const std::size_t i = r["index"].get<std::size_t>();
-      results[i].status   = r["status"].get<std::string>();
-      results[i].serving  = r["serving"];
-      any_not_run         = any_not_run || results[i].status == "not run";
-    }
+  bool any_not_run                       = false;
+  const std::vector<PointResult> results = gather_results(spec, points, all, any_not_run);
   if (const int sig = StopOnSignal::requested())
     return stopped_plan(opt, results, sig);
   if (any_not_run) // another rank was stopped
@@ -228,47 +310,8 @@ int plan_command(const PlanOptions& opt)
   const PlanAnalysis an = analyse(spec, results);
 
   const PointLaunch launch = an.recommended ? launch_text(spec, results[*an.recommended], opt.out_dir) : PointLaunch{};
-  // The band is validate's e2e group (whole steps and serving runs against published deployments), read from the
-  // recorded baseline: its cases of the recommended GPU's generation when enough are recorded (no per-schedule e2e
-  // error is recorded).
-  ModelError err;
-  err.source = spec.uncertainty.empty() ? data_dir() + "/validate/baseline.yaml" : spec.uncertainty;
-  err.group  = validate::band_group;
-  if (const auto band =
-          validate::load_error_band(err.source, an.recommended ? launch_generation(opt.out_dir) : std::string())) {
-    err.mape_pct   = band->mape_pct;
-    err.cases      = band->cases;
-    err.generation = band->generation;
-    err.note       = band->note;
-  }
-  if (!fs::exists(err.source))
-    err.source = "";
-  // The report names the file without this machine's paths: the shipped baseline relative to the data folder, a
-  // plan's own uncertainty file relative to the plan file (as the plan names it).
-  else if (spec.uncertainty.empty())
-    err.source = fs::path(err.source).lexically_relative(data_dir()).string();
-  else
-    err.source =
-        fs::path(err.source).lexically_relative(fs::absolute(opt.plan).lexically_normal().parent_path()).string();
-
-  fs::create_directories(opt.out_dir + "/plots");
-  ReportPlots plots;
-  plots.frontier = frontier_plot(opt.out_dir + "/plots", results, an);
-  auto slo_of    = [&](const std::string& m) {
-    for (const Slo& s : spec.slos)
-      if (s.metric == m)
-        return s.max_ms;
-    return 0.0;
-  };
-  plots.itl_vs_ep  = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_itl_ms", slo_of("p99_itl_ms"), results);
-  plots.ttft_vs_ep = latency_vs_ep_plot(opt.out_dir + "/plots", "p99_ttft_ms", slo_of("p99_ttft_ms"), results);
-  if (an.recommended)
-    plots.timeline = timeline_svg(spec, results[*an.recommended], opt.out_dir, plots.timeline_caption);
-  else {
-    plots.timeline_caption = "No recommendation, so no timeline.";
-    plots.timeline =
-        timeline_plot(opt.out_dir + "/plots", json::object({{"traceEvents", json::array()}}), 2, "no recommendation");
-  }
+  const ModelError err     = plan_error_band(opt, spec, an);
+  const ReportPlots plots  = plan_plots(opt, spec, results, an);
   // The three finished files last, each only while no signal came (one that comes between them removes them all).
   const std::pair<const char*, std::string> finished[] = {
       {"points.csv", points_csv(spec, results, an)},
@@ -282,19 +325,9 @@ int plan_command(const PlanOptions& opt)
   if (const int sig = StopOnSignal::requested())
     return stopped_plan(opt, results, sig);
 
-  std::size_t ok = 0, slo_ok = 0;
-  for (const auto& a : an.points) {
-    ok += a.ok;
-    slo_ok += a.slo_ok;
-  }
-  for (const auto& [hw, i] : an.best_per_hw)
-    fmt::print("{:>6}: {} GPUs (point {}: {})\n", hw, an.points[i].gpus_for_demand, i, points[i].label());
-  if (an.recommended)
-    fmt::print("recommended: {} GPUs of {} (point {})\n", an.points[*an.recommended].gpus_for_demand,
-               results[*an.recommended].hardware, *an.recommended);
-  else
-    fmt::print("no point meets the SLOs\n");
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::size_t slo_ok   = 0;
+  const std::size_t ok = print_plan_summary(points, results, an, slo_ok);
+  const double secs    = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("wrote {0}/points.csv, {0}/report.md, {0}/report.html ({1} points, {2} ok, {3} meet the SLOs; {4:.0f} "
              "s)\n",
              opt.out_dir, points.size(), ok, slo_ok, secs);

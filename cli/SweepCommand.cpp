@@ -292,59 +292,61 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
   close(fds[0]);
 }
 
-} // namespace
-
-int sweep_command(const SweepOptions& opt)
-{
-  const Scenario base = load_scenario(opt.scenario); // validates the file and the sweep's shape
-  if (base.sweep_axes == 0)
-    throw InputError(opt.scenario, 0, 0, "sweep", "the scenario has no sweep: section", "{key: [values], ...}");
-  const YAML::Node root = load_yaml_file(opt.scenario);
-  YamlMap top(root, opt.scenario, "");
-  const std::vector<SweepAxis> axes                  = parse_sweep_axes(top, "sweep");
-  const fs::path scenario_dir                        = fs::path(opt.scenario).parent_path();
-  const std::vector<std::vector<std::size_t>> points = sweep_point_indices(axes);
-  const long cores                                   = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs                                     = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
-  const std::string exe                              = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
-
-  remove_stale_points(opt.out_dir + "/points", points.size());
-  fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
+/** Each point's folder, exit code (-1: not run yet; 0 for a point an earlier run finished under --resume) and step
+ *  fingerprint (the points a worker runs together). */
+struct SweepPoints {
+  std::vector<std::vector<std::size_t>> indices; ///< per point, each axis's value
   std::vector<std::string> dirs;
-  std::vector<int> rc(points.size(), -1);
-  std::vector<std::string> fingerprint(points.size());
-  const sim::EngineKind engine = sim::engine_from_option(opt.engine);
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
-    const std::string yaml = point_yaml(root, axes, points[i], scenario_dir);
-    const std::string file = dirs.back() + "/scenario.yaml";
-    if (opt.resume && finished_point(dirs.back(), yaml)) {
-      rc[i] = 0; // an earlier run of this very point wrote its summary
+  std::vector<int> rc;
+  std::vector<std::string> fingerprint;
+};
+
+/** Writes each point's scenario.yaml (unless --resume finds it finished) and checks it against the parameter table. */
+void write_points(const SweepOptions& opt, const YAML::Node& root, const std::vector<SweepAxis>& axes,
+                  const fs::path& scenario_dir, SweepPoints& pts)
+{
+  const std::size_t count = pts.indices.size();
+  pts.rc.assign(count, -1);
+  pts.fingerprint.assign(count, "");
+  for (std::size_t i = 0; i < count; ++i) {
+    pts.dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
+    const std::string yaml = point_yaml(root, axes, pts.indices[i], scenario_dir);
+    const std::string file = pts.dirs.back() + "/scenario.yaml";
+    if (opt.resume && finished_point(pts.dirs.back(), yaml)) {
+      pts.rc[i] = 0; // an earlier run of this very point wrote its summary
       continue;
     }
-    fs::remove(dirs.back() + "/summary.json"); // a stale summary must not pass for this run's
+    fs::remove(pts.dirs.back() + "/summary.json"); // a stale summary must not pass for this run's
     write_file_atomic(file, yaml);
-    fingerprint[i] = check_point(file, opt.scenario, axes, points[i], i);
+    pts.fingerprint[i] = check_point(file, opt.scenario, axes, pts.indices[i], i);
   }
+}
+
+/** Runs every point not finished: in -j workers (replay or auto), then each left one as `dbosim run` in its own
+ *  process, at most -j at once. 0, or 128 + the signal that stopped it (every running point waited for); the caller
+ *  holds the StopOnSignal. */
+int run_points(const SweepOptions& opt, sim::EngineKind engine, int jobs, const std::string& exe, SweepPoints& pts)
+{
+  const std::size_t count = pts.indices.size();
+  std::vector<int>& rc    = pts.rc;
   std::size_t done = static_cast<std::size_t>(std::count(rc.begin(), rc.end(), 0)), next = 0;
   if (done > 0)
-    fmt::print(stderr, "resuming: {} of {} points already finished\n", done, points.size());
+    fmt::print(stderr, "resuming: {} of {} points already finished\n", done, count);
   std::vector<std::pair<sim::ChildProcess, std::size_t>> running;
-  const StopOnSignal stop;
   const std::size_t resumed = done;
-  Progress bar("sweep points", points.size());
+  Progress bar("sweep points", count);
   bar.update(done, resumed);
   if (engine != sim::EngineKind::simgrid) { // many points per worker process; what a dead worker left runs below
     std::vector<std::size_t> todo;
-    for (std::size_t i = 0; i < points.size(); ++i)
+    for (std::size_t i = 0; i < count; ++i)
       if (rc[i] != 0)
         todo.push_back(i);
-    run_in_workers(assign_points(todo, fingerprint, jobs), dirs, opt.engine, rc, done, bar, resumed);
+    run_in_workers(assign_points(todo, pts.fingerprint, jobs), pts.dirs, opt.engine, rc, done, bar, resumed);
   }
-  while (done < points.size() && !StopOnSignal::requested()) {
-    while (next < points.size() && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
+  while (done < count && !StopOnSignal::requested()) {
+    while (next < count && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
       if (rc[next] < 0) // not run yet (a worker's points have their exit code)
-        running.emplace_back(start_point(exe, dirs[next] + "/scenario.yaml", dirs[next], jobs > 1), next);
+        running.emplace_back(start_point(exe, pts.dirs[next] + "/scenario.yaml", pts.dirs[next], jobs > 1), next);
       ++next;
     }
     bool ended = false;
@@ -368,63 +370,86 @@ int sweep_command(const SweepOptions& opt)
     for (auto& [child, i] : running)
       child.wait();
     fmt::print(stderr, "\ndbosim sweep: stopped by signal {} ({} of {} points finished; --resume keeps them)\n", sig,
-               done, points.size());
+               done, count);
     return 128 + sig;
   }
+  return 0;
+}
 
-  // Merge in point order.
-  std::vector<std::string> header{"point"};
+/** sweep.csv's columns and rows, in point order: the point, its axis values, its status, then its summary's figures
+ *  (serving's when any point is a serving run). */
+struct SweepTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  bool serving = false;
+  int failed   = 0;
+};
+
+SweepTable sweep_table(const std::vector<SweepAxis>& axes, const SweepPoints& pts)
+{
+  const std::size_t count    = pts.indices.size();
+  const std::vector<int>& rc = pts.rc;
+  SweepTable t;
+  std::vector<std::string>& header = t.header;
+  header.push_back("point");
   for (const SweepAxis& a : axes)
     header.insert(header.end(), a.keys.begin(), a.keys.end());
   header.push_back("status");
-  bool serving = false;
-  std::vector<json> summaries(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i)
+  std::vector<json> summaries(count);
+  for (std::size_t i = 0; i < count; ++i)
     if (rc[i] == 0) {
-      summaries[i] = json::parse(read_input_file(dirs[i] + "/summary.json"));
-      serving      = serving || summaries[i].contains("serving");
+      summaries[i] = json::parse(read_input_file(pts.dirs[i] + "/summary.json"));
+      t.serving    = t.serving || summaries[i].contains("serving");
     }
-  if (serving)
+  if (t.serving)
     header.insert(header.end(), std::begin(serving_cols), std::end(serving_cols));
   else
     header.insert(header.end(), {"step_time_us", "exposed_comm_us"});
 
-  std::vector<std::vector<std::string>> rows;
-  int failed = 0;
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     std::vector<std::string> row{fmt::format("{}", i)};
     for (std::size_t a = 0; a < axes.size(); ++a)
-      for (const YAML::Node& v : axes[a].values[points[i][a]])
+      for (const YAML::Node& v : axes[a].values[pts.indices[i][a]])
         row.push_back(scalar_text(v));
-    row.push_back(rc[i] == 0 ? "ok" : fmt::format("failed({}): see {}/log.txt", rc[i], dirs[i]));
-    failed += rc[i] != 0;
+    row.push_back(rc[i] == 0 ? "ok" : fmt::format("failed({}): see {}/log.txt", rc[i], pts.dirs[i]));
+    t.failed += rc[i] != 0;
     const std::size_t metrics = header.size() - row.size();
     for (std::size_t k = 0; k < metrics; ++k) {
       const std::string& col = header[row.size()];
       const json& s          = summaries[i];
       const json* v          = nullptr;
       if (rc[i] == 0)
-        v = serving ? (s.contains("serving") && s["serving"].contains(col) ? &s["serving"][col] : nullptr)
-                    : (s.contains(col) ? &s[col] : nullptr);
+        v = t.serving ? (s.contains("serving") && s["serving"].contains(col) ? &s["serving"][col] : nullptr)
+                      : (s.contains(col) ? &s[col] : nullptr);
       row.push_back(!v ? "" : v->is_number_float() ? fmt::format("{:.3f}", v->get<double>()) : v->dump());
     }
-    rows.push_back(row);
+    t.rows.push_back(row);
   }
+  return t;
+}
+
+std::string sweep_csv(const SweepTable& t)
+{
   std::string csv;
-  for (const auto& r : std::vector<std::vector<std::string>>{header}) {
+  for (const auto& r : std::vector<std::vector<std::string>>{t.header}) {
     for (std::size_t k = 0; k < r.size(); ++k)
       csv += (k ? "," : "") + r[k];
     csv += "\n";
   }
-  for (const auto& r : rows) {
+  for (const auto& r : t.rows) {
     for (std::size_t k = 0; k < r.size(); ++k)
       csv += (k ? "," : "") + (r[k].find(',') != std::string::npos ? "\"" + r[k] + "\"" : r[k]);
     csv += "\n";
   }
-  write_file_atomic(opt.out_dir + "/sweep.csv", csv);
+  return csv;
+}
 
-  // The printed table: axis values and the headline figures.
-  std::size_t key_columns = 0;
+/** The printed table: axis values and the headline figures. */
+void print_sweep_table(const std::vector<SweepAxis>& axes, const SweepTable& t)
+{
+  const std::vector<std::string>& header = t.header;
+  const bool serving                     = t.serving;
+  std::size_t key_columns                = 0;
   for (const SweepAxis& a : axes)
     key_columns += a.keys.size();
   std::vector<std::size_t> show;
@@ -449,7 +474,7 @@ int sweep_command(const SweepOptions& opt)
   std::vector<std::size_t> width(header.size(), 0);
   for (std::size_t k : show) {
     width[k] = labels[k].size();
-    for (const auto& r : rows)
+    for (const auto& r : t.rows)
       width[k] = std::max(width[k], std::min<std::size_t>(r[k].size(), 24));
   }
   auto print_row = [&](const std::vector<std::string>& r) {
@@ -461,10 +486,40 @@ int sweep_command(const SweepOptions& opt)
     fmt::print("{}\n", line);
   };
   print_row(labels);
-  for (const auto& r : rows)
+  for (const auto& r : t.rows)
     print_row(r);
-  fmt::print("wrote {}/sweep.csv ({} points, {} failed)\n", opt.out_dir, points.size(), failed);
-  return failed ? 1 : 0;
+}
+
+} // namespace
+
+int sweep_command(const SweepOptions& opt)
+{
+  const Scenario base = load_scenario(opt.scenario); // validates the file and the sweep's shape
+  if (base.sweep_axes == 0)
+    throw InputError(opt.scenario, 0, 0, "sweep", "the scenario has no sweep: section", "{key: [values], ...}");
+  const YAML::Node root = load_yaml_file(opt.scenario);
+  YamlMap top(root, opt.scenario, "");
+  const std::vector<SweepAxis> axes = parse_sweep_axes(top, "sweep");
+  const fs::path scenario_dir       = fs::path(opt.scenario).parent_path();
+  SweepPoints pts;
+  pts.indices           = sweep_point_indices(axes);
+  const long cores      = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs        = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  const std::string exe = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
+
+  remove_stale_points(opt.out_dir + "/points", pts.indices.size());
+  fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
+  const sim::EngineKind engine = sim::engine_from_option(opt.engine);
+  write_points(opt, root, axes, scenario_dir, pts);
+  const StopOnSignal stop;
+  if (const int stopped = run_points(opt, engine, jobs, exe, pts))
+    return stopped;
+
+  const SweepTable table = sweep_table(axes, pts);
+  write_file_atomic(opt.out_dir + "/sweep.csv", sweep_csv(table));
+  print_sweep_table(axes, table);
+  fmt::print("wrote {}/sweep.csv ({} points, {} failed)\n", opt.out_dir, pts.indices.size(), table.failed);
+  return table.failed ? 1 : 0;
 }
 
 } // namespace dbosim::cli

@@ -80,6 +80,50 @@ int external_testbed(const ValidateOptions& o)
   return r.front().pass() ? 0 : 3;
 }
 
+/** The reference cases of the cases folder, and (unless --no-e2e) the end-to-end ones, each `dbosim run` as a user
+ *  would run it. */
+void add_case_rows(const ValidateOptions& o, const std::string& root, std::vector<validate::CaseResult>& rows)
+{
+  const std::string cases =
+      o.cases_dir.empty() ? (std::filesystem::path(root) / "validate" / "cases").string() : o.cases_dir;
+  for (auto& r : validate::run_reference_cases(cases))
+    rows.push_back(std::move(r));
+  if (!o.no_e2e) {
+    validate::E2eOptions e2e;
+    e2e.cases_dir = cases;
+    e2e.dbosim    = self_exe("dbosim validate"); // each e2e case runs `dbosim run` as a user would
+    e2e.work_dir  = (std::filesystem::path(o.out_dir) / "e2e").string();
+    std::optional<Progress> bar; // on stderr when it is a terminal, as sweeps and serving runs show theirs
+    e2e.on_progress = [&bar](std::size_t done, std::size_t total) {
+      if (!bar)
+        bar.emplace("validate e2e cases", total);
+      bar->update(done);
+    };
+    for (auto& r : validate::run_e2e_cases(e2e))
+      rows.push_back(std::move(r));
+  }
+}
+
+/** The gate against the recorded baseline: 4 when a group's error grew past the slack, else 0. */
+int baseline_gate(const ValidateOptions& o, const std::vector<validate::CaseResult>& rows)
+{
+  const validate::Baseline recorded = validate::load_baseline_file(o.baseline);
+  std::vector<std::string> fresh;
+  const auto gated = validate::summarize(validate::gated_rows(rows, recorded, fresh));
+  if (!fresh.empty())
+    fmt::print("gate: {} case(s) not in the baseline's case list, reported and not gated until it is re-recorded: {}\n",
+               fresh.size(), fmt::join(fresh, ", "));
+  const auto v = validate::gate_violations(gated, recorded.mape_pct, o.gate_slack_pct);
+  for (const std::string& s : v)
+    fmt::print("gate: {}\n", s);
+  if (!v.empty()) {
+    fmt::print("gate: FAILED ({} group(s))\n", v.size());
+    return 4;
+  }
+  fmt::print("gate: ok (every group within {:.0f} points of {})\n", o.gate_slack_pct, o.baseline);
+  return 0;
+}
+
 } // namespace
 
 CLI::App* add_validate_command(CLI::App& app)
@@ -174,26 +218,8 @@ int validate_command()
     const models::HwProfile hw = load_hw_profile(o.profile);
     rows                       = validate::compare_testbed(testbed, hw, o.makespan_tolerance_pct, missing);
   }
-  if (!o.no_cases) {
-    const std::string cases =
-        o.cases_dir.empty() ? (std::filesystem::path(root) / "validate" / "cases").string() : o.cases_dir;
-    for (auto& r : validate::run_reference_cases(cases))
-      rows.push_back(std::move(r));
-    if (!o.no_e2e) {
-      validate::E2eOptions e2e;
-      e2e.cases_dir = cases;
-      e2e.dbosim    = self_exe("dbosim validate"); // each e2e case runs `dbosim run` as a user would
-      e2e.work_dir  = (std::filesystem::path(o.out_dir) / "e2e").string();
-      std::optional<Progress> bar; // on stderr when it is a terminal, as sweeps and serving runs show theirs
-      e2e.on_progress = [&bar](std::size_t done, std::size_t total) {
-        if (!bar)
-          bar.emplace("validate e2e cases", total);
-        bar->update(done);
-      };
-      for (auto& r : validate::run_e2e_cases(e2e))
-        rows.push_back(std::move(r));
-    }
-  }
+  if (!o.no_cases)
+    add_case_rows(o, root, rows);
   fmt::print("{}", validate::format_results(rows));
   for (const std::string& m : missing)
     fmt::print("no recording: {} (run kernels/overlap_testbed.cu, see validate/README)\n", m);
@@ -205,23 +231,9 @@ int validate_command()
     write_file_atomic(o.write_baseline, validate::baseline_yaml(groups, rows));
     fmt::print("wrote {}\n", o.write_baseline);
   }
-  if (!o.baseline.empty()) {
-    const validate::Baseline recorded = validate::load_baseline_file(o.baseline);
-    std::vector<std::string> fresh;
-    const auto gated = validate::summarize(validate::gated_rows(rows, recorded, fresh));
-    if (!fresh.empty())
-      fmt::print(
-          "gate: {} case(s) not in the baseline's case list, reported and not gated until it is re-recorded: {}\n",
-          fresh.size(), fmt::join(fresh, ", "));
-    const auto v = validate::gate_violations(gated, recorded.mape_pct, o.gate_slack_pct);
-    for (const std::string& s : v)
-      fmt::print("gate: {}\n", s);
-    if (!v.empty()) {
-      fmt::print("gate: FAILED ({} group(s))\n", v.size());
-      return 4;
-    }
-    fmt::print("gate: ok (every group within {:.0f} points of {})\n", o.gate_slack_pct, o.baseline);
-  }
+  if (!o.baseline.empty())
+    if (const int rc = baseline_gate(o, rows); rc != 0)
+      return rc;
   int failed = 0;
   for (const auto& [name, g] : groups)
     failed += g.failed;

@@ -17,13 +17,13 @@
 
 #include <exception>
 
-int main(int argc, char** argv)
-{
-  using namespace dbosim;
-  CLI::App app{"dbosim: a discrete-event simulator of MoE expert-parallel serving (DBO, async combine, DeepEP)"};
-  app.require_subcommand(1);
+namespace {
 
-  cli::RunOptions run_opt;
+using namespace dbosim;
+
+/** `dbosim run SCENARIO`: one scenario, its summary and trace. */
+CLI::App* add_run_command(CLI::App& app, cli::RunOptions& run_opt)
+{
   CLI::App* run = app.add_subcommand("run", "Simulate one scenario YAML and write DIR/summary.json");
   run->add_option("scenario", run_opt.scenario, "Scenario YAML (see scenarios/)");
   run->add_option("--out", run_opt.out_dir, "Output folder")->capture_default_str();
@@ -48,7 +48,12 @@ int main(int argc, char** argv)
                       "(no trace.json), or ranks=LIST (comma-separated ranks of the EP group, plus the landings)");
   run->add_option("--simgrid", run_opt.simgrid_args,
                   "A SimGrid option for the engine, e.g. --simgrid=--log=dbo_engine.thres:verbose (repeatable)");
-  cli::SweepOptions sweep_opt;
+  return run;
+}
+
+/** `dbosim sweep SCENARIO`: every point of its sweep: section. */
+CLI::App* add_sweep_command(CLI::App& app, cli::SweepOptions& sweep_opt)
+{
   CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section (-j worker processes)");
   sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
   sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
@@ -63,7 +68,12 @@ int main(int argc, char** argv)
                    "its own process, with its trace)")
       ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
-  cli::PlanOptions plan_opt;
+  return sweep;
+}
+
+/** `dbosim plan PLAN`: the capacity plan. */
+CLI::App* add_plan_command(CLI::App& app, cli::PlanOptions& plan_opt)
+{
   CLI::App* plan = app.add_subcommand("plan", "Capacity plan: SLO search, fewest GPUs, Pareto frontier, report");
   plan->add_option("plan", plan_opt.plan, "Plan YAML (see plans/)")->required();
   plan->add_option("--out", plan_opt.out_dir, "Output folder (points.csv, report.md, report.html)")
@@ -73,11 +83,20 @@ int main(int argc, char** argv)
   plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
       ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
-  std::string step_cache; // serving/StepDiskCache: the same folder for every verb that prices serving steps
-  for (CLI::App* verb : {run, sweep, plan})
-    verb->add_option("--step-cache", step_cache,
-                     "Keep the serving step times in DIR across runs (also DBOSIM_STEP_CACHE=DIR): a later run over "
-                     "the same model, profile, deployment and engine simulates none of them again (default: off)");
+  return plan;
+}
+
+/** The listing verbs (models, hw, schedules, backends, engines). */
+struct ListCommands {
+  CLI::App* models;
+  CLI::App* hw;
+  CLI::App* scheds;
+  CLI::App* a2a;
+  CLI::App* engines;
+};
+
+ListCommands add_list_commands(CLI::App& app)
+{
   CLI::App* models  = app.add_subcommand("models", "List the model zoo");
   CLI::App* hw      = app.add_subcommand("hw", "List the hardware profiles");
   CLI::App* scheds  = app.add_subcommand("schedules", "List the engine schedules (run --schedule NAME)");
@@ -85,6 +104,68 @@ int main(int argc, char** argv)
                                                          "(overlap.all2all_backend NAME)");
   CLI::App* engines = app.add_subcommand("engines", "List the serving engines, their default schedules, launch "
                                                     "commands and rules with sources (engine: NAME[@VERSION])");
+
+  return {models, hw, scheds, a2a, engines};
+}
+
+/** Runs the verb the command line named; 1 when none did. */
+int run_verb(cli::RunOptions& run_opt, cli::SweepOptions& sweep_opt, cli::PlanOptions& plan_opt, CLI::App* run,
+             CLI::App* sweep, CLI::App* plan, const ListCommands& list, CLI::App* validate)
+{
+  if (run->parsed()) {
+    if (run_opt.scenario.empty() && !run_opt.help_params) {
+      fmt::print(stderr, "dbosim run: a scenario file is required (or --help-params)\n");
+      return 2;
+    }
+    if (!run_opt.help_params)
+      prepare_out_dir(run_opt.out_dir);
+    if (const std::string why = sim::simgrid_args_problem(run_opt.simgrid_args); !why.empty())
+      throw InputError("--simgrid", 0, 0, "", why, "--cfg=KEY:VALUE or --log=CATEGORY.thres:LEVEL, as SimGrid takes");
+    return cli::run_command(run_opt);
+  }
+  if (sweep->parsed()) {
+    prepare_out_dir(sweep_opt.out_dir);
+    return cli::sweep_command(sweep_opt);
+  }
+  if (plan->parsed()) {
+    prepare_out_dir(plan_opt.out_dir);
+    return cli::plan_command(plan_opt);
+  }
+  if (list.models->parsed())
+    return cli::models_command();
+  if (list.hw->parsed())
+    return cli::hw_command();
+  if (list.scheds->parsed())
+    return cli::schedules_command();
+  if (list.a2a->parsed())
+    return cli::backends_command();
+  if (list.engines->parsed())
+    return cli::engines_command();
+  if (validate->parsed())
+    return cli::validate_command();
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  using namespace dbosim;
+  CLI::App app{"dbosim: a discrete-event simulator of MoE expert-parallel serving (DBO, async combine, DeepEP)"};
+  app.require_subcommand(1);
+
+  cli::RunOptions run_opt;
+  CLI::App* run = add_run_command(app, run_opt);
+  cli::SweepOptions sweep_opt;
+  CLI::App* sweep = add_sweep_command(app, sweep_opt);
+  cli::PlanOptions plan_opt;
+  CLI::App* plan = add_plan_command(app, plan_opt);
+  std::string step_cache; // serving/StepDiskCache: the same folder for every verb that prices serving steps
+  for (CLI::App* verb : {run, sweep, plan})
+    verb->add_option("--step-cache", step_cache,
+                     "Keep the serving step times in DIR across runs (also DBOSIM_STEP_CACHE=DIR): a later run over "
+                     "the same model, profile, deployment and engine simulates none of them again (default: off)");
+  const ListCommands list = add_list_commands(app);
 
   CLI::App* validate = cli::add_validate_command(app);
 
@@ -97,37 +178,7 @@ int main(int argc, char** argv)
   try {
     if (!step_cache.empty())
       serving::set_step_cache_dir(step_cache, "--step-cache");
-    if (run->parsed()) {
-      if (run_opt.scenario.empty() && !run_opt.help_params) {
-        fmt::print(stderr, "dbosim run: a scenario file is required (or --help-params)\n");
-        return 2;
-      }
-      if (!run_opt.help_params)
-        prepare_out_dir(run_opt.out_dir);
-      if (const std::string why = sim::simgrid_args_problem(run_opt.simgrid_args); !why.empty())
-        throw InputError("--simgrid", 0, 0, "", why, "--cfg=KEY:VALUE or --log=CATEGORY.thres:LEVEL, as SimGrid takes");
-      return cli::run_command(run_opt);
-    }
-    if (sweep->parsed()) {
-      prepare_out_dir(sweep_opt.out_dir);
-      return cli::sweep_command(sweep_opt);
-    }
-    if (plan->parsed()) {
-      prepare_out_dir(plan_opt.out_dir);
-      return cli::plan_command(plan_opt);
-    }
-    if (models->parsed())
-      return cli::models_command();
-    if (hw->parsed())
-      return cli::hw_command();
-    if (scheds->parsed())
-      return cli::schedules_command();
-    if (a2a->parsed())
-      return cli::backends_command();
-    if (engines->parsed())
-      return cli::engines_command();
-    if (validate->parsed())
-      return cli::validate_command();
+    return run_verb(run_opt, sweep_opt, plan_opt, run, sweep, plan, list, validate);
   } catch (const InputError& e) {
     fmt::print(stderr, "dbosim: error: {}\n", e.what());
     return 2;
@@ -135,5 +186,4 @@ int main(int argc, char** argv)
     fmt::print(stderr, "dbosim: internal error: {}\n", e.what());
     return 1;
   }
-  return 1;
 }

@@ -56,52 +56,72 @@ void read_params(YamlMap& root, Sections& sections, Scenario& s)
   root.finish();
 }
 
-/** @brief Cross-key rules, each as vLLM enforces it (or as the deployment makes physically necessary). */
-void check_rules(YamlMap& root, Sections& sec, Scenario& s)
-{
-  auto at = [&](const std::string& section) -> YamlMap& { return sec.count(section) ? sec.at(section) : root; };
-  auto leaf_or_section = [&](const std::string& section, const std::string& leaf) {
+/** @brief Where a cross-key rule fails: a section's mapping when the file has it (else the top level), and the key
+ *  to name there (the leaf, or the missing section itself). */
+struct RuleSites {
+  YamlMap& root;
+  Sections& sec;
+  YamlMap& at(const std::string& section) { return sec.count(section) ? sec.at(section) : root; }
+  std::string leaf_or_section(const std::string& section, const std::string& leaf) const
+  {
     return sec.count(section) ? leaf : section;
-  };
+  }
+  bool has(const std::string& section, const std::string& leaf) const
+  {
+    return sec.count(section) && sec.at(section).has(leaf);
+  }
+};
+
+/** @brief The parallel layout fills the cluster; expert parallelism spans it and has experts to spread. */
+void check_parallel_rules(RuleSites& r, const Scenario& s)
+{
   const auto& m  = s.model;
   const auto& p  = s.parallel;
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
-
   if (p.dp * p.tp != gpus)
-    at("parallel")
-        .fail(leaf_or_section("parallel", "dp"),
+    r.at("parallel")
+        .fail(r.leaf_or_section("parallel", "dp"),
               fmt::format("dp x tp = {} x {} = {} must equal the cluster's GPUs (nodes x gpus_per_node = {})", p.dp,
                           p.tp, p.dp * p.tp, gpus),
               fmt::format("dp x tp = {}", gpus));
   if (p.ep != 1 && p.ep != p.dp * p.tp)
-    at("parallel")
-        .fail(leaf_or_section("parallel", "ep"),
+    r.at("parallel")
+        .fail(r.leaf_or_section("parallel", "ep"),
               fmt::format("expert parallelism spans all dp x tp = {} GPUs in vLLM, got ep {}", p.dp * p.tp, p.ep),
               fmt::format("1 or {}", p.dp * p.tp));
   if (p.ep > 1 && m.num_routed_experts == 0)
-    at("parallel").fail("ep", fmt::format("model {} has no routed experts to spread", m.name), "1");
+    r.at("parallel").fail("ep", fmt::format("model {} has no routed experts to spread", m.name), "1");
+}
+
+/** @brief Expert placement (vLLM/SGLang EPLB) and routing: the physical experts divide over ep, drawn routing stays
+ *  within its bounds, every token can draw its experts. */
+void check_expert_rules(RuleSites& r, const Scenario& s)
+{
+  const auto& m = s.model;
+  const auto& p = s.parallel;
   // vLLM/SGLang EPLB: num_physical_experts = routed + redundant, divisible by ep; redundant slots only under EPLB.
   const models::RoutingSpec& rt = s.cluster.routing;
   if (rt.redundant_experts > 0 && rt.placement != models::Placement::eplb)
-    at("cluster").fail(leaf_or_section("cluster", "placement"),
-                       fmt::format("{} redundant experts need placement eplb", rt.redundant_experts), "eplb");
+    r.at("cluster").fail(r.leaf_or_section("cluster", "placement"),
+                         fmt::format("{} redundant experts need placement eplb", rt.redundant_experts), "eplb");
   if (m.num_routed_experts > 0 && (m.num_routed_experts + rt.redundant_experts) % p.ep != 0) {
     const int physical = (m.num_routed_experts + rt.redundant_experts + p.ep - 1) / p.ep * p.ep; // next multiple
     if (rt.redundant_experts > 0)
-      at("cluster").fail(leaf_or_section("cluster", "redundant_experts"),
-                         fmt::format("{} routed + {} redundant experts do not divide over ep {}", m.num_routed_experts,
-                                     rt.redundant_experts, p.ep),
-                         fmt::format("routed + redundant a multiple of ep, e.g. {}", physical - m.num_routed_experts));
-    at("parallel")
-        .fail(leaf_or_section("parallel", "ep"),
+      r.at("cluster").fail(
+          r.leaf_or_section("cluster", "redundant_experts"),
+          fmt::format("{} routed + {} redundant experts do not divide over ep {}", m.num_routed_experts,
+                      rt.redundant_experts, p.ep),
+          fmt::format("routed + redundant a multiple of ep, e.g. {}", physical - m.num_routed_experts));
+    r.at("parallel")
+        .fail(r.leaf_or_section("parallel", "ep"),
               fmt::format("ep {} does not divide the {} routed experts of {}", p.ep, m.num_routed_experts, m.name),
               fmt::format("a divisor of the routed expert count, or cluster.placement eplb with "
                           "redundant_experts {} (routed + redundant divisible by ep)",
                           (m.num_routed_experts + p.ep - 1) / p.ep * p.ep - m.num_routed_experts));
   }
   if (rt.dist != models::RoutingDist::balanced && p.ep > models::drawn_routing_ep_max)
-    at("parallel")
-        .fail(leaf_or_section("parallel", "ep"),
+    r.at("parallel")
+        .fail(r.leaf_or_section("parallel", "ep"),
               fmt::format("ep {} with cluster.routing {}: drawn routing prices every rank from an ep x ep traffic "
                           "matrix, bounded at ep {} (models/BalancedRouting.hpp)",
                           p.ep, models::routing_dist_name(rt.dist), models::drawn_routing_ep_max),
@@ -113,69 +133,85 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
     models::RoutingSpec flat = rt;
     flat.groups              = 0;
     if (const std::string why = models::routing_infeasibility(flat, m.num_routed_experts, m.top_k); !why.empty())
-      at("cluster").fail(
-          leaf_or_section("cluster", rt.dist == models::RoutingDist::histogram ? "routing_histogram" : "routing"), why,
-          fmt::format("{} weights, at least top_k {} of them positive", m.num_routed_experts, m.top_k));
+      r.at("cluster").fail(
+          r.leaf_or_section("cluster", rt.dist == models::RoutingDist::histogram ? "routing_histogram" : "routing"),
+          why, fmt::format("{} weights, at least top_k {} of them positive", m.num_routed_experts, m.top_k));
     if (const std::string why = models::routing_infeasibility(rt, m.num_routed_experts, m.top_k); !why.empty())
-      at("cluster").fail(leaf_or_section("cluster", sec.count("cluster") && sec.at("cluster").has("routing_topk_groups")
-                                                        ? "routing_topk_groups"
-                                                        : "routing_groups"),
-                         why,
-                         "groups dividing the experts; weight in at least routing_topk_groups groups holding top_k "
-                         "weighted experts");
+      r.at("cluster").fail(r.leaf_or_section("cluster", r.has("cluster", "routing_topk_groups") ? "routing_topk_groups"
+                                                                                                : "routing_groups"),
+                           why,
+                           "groups dividing the experts; weight in at least routing_topk_groups groups holding top_k "
+                           "weighted experts");
   }
+}
+
+/** @brief Tensor parallelism splits the attention heads evenly. */
+void check_head_split(RuleSites& r, const Scenario& s)
+{
+  const auto& m   = s.model;
+  const auto& p   = s.parallel;
   const int heads = m.attention == models::AttentionKind::mla ? m.mla.num_heads : m.gqa.num_heads;
   if (heads % p.tp != 0)
-    at("parallel")
-        .fail(leaf_or_section("parallel", "tp"),
+    r.at("parallel")
+        .fail(r.leaf_or_section("parallel", "tp"),
               fmt::format("tp {} does not divide the {} attention heads of {}", p.tp, heads, m.name),
               "a divisor of the head count");
+}
 
-  auto& ov = s.overlap;
+/** @brief DBO and async combine: the comm SMs (vLLM's platform default when unset), thresholds, parallelism and a
+ *  backend that supports them on the profile's platform. */
+void check_overlap_rules(RuleSites& r, Scenario& s)
+{
+  const auto& p = s.parallel;
+  auto& ov      = s.overlap;
   // VLLM_DBO_COMM_SMS unset: vLLM's default on the profile's platform (20 SMs on CUDA, 64 CUs on ROCm).
-  if (!(sec.count("overlap") && sec.at("overlap").has("dbo_comm_sms")))
+  if (!r.has("overlap", "dbo_comm_sms"))
     ov.dbo_comm_sms = s.hw.platform.dbo_comm_sms;
   if (ov.dbo_comm_sms >= s.hw.sm_count)
-    at("overlap").fail(
-        leaf_or_section("overlap", "dbo_comm_sms"),
+    r.at("overlap").fail(
+        r.leaf_or_section("overlap", "dbo_comm_sms"),
         fmt::format("{} comm SMs leave no SM for compute on {} ({} SMs)", ov.dbo_comm_sms, s.hw.name, s.hw.sm_count),
         fmt::format("0..{}", s.hw.sm_count - 1));
   if (ov.dbo_enabled()) {
     const int n = ov.num_ubatches();
     if (ov.dbo_decode_token_threshold < n)
-      at("overlap").fail(leaf_or_section("overlap", "dbo_decode_token_threshold"),
-                         fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
+      r.at("overlap").fail(r.leaf_or_section("overlap", "dbo_decode_token_threshold"),
+                           fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
     if (ov.dbo_prefill_token_threshold < n)
-      at("overlap").fail(leaf_or_section("overlap", "dbo_prefill_token_threshold"),
-                         fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
+      r.at("overlap").fail(r.leaf_or_section("overlap", "dbo_prefill_token_threshold"),
+                           fmt::format("must be >= the number of micro-batches ({})", n), fmt::format(">= {}", n));
     if (p.ep <= 1 && p.dp <= 1)
-      at("overlap").fail(leaf_or_section("overlap", "enable_dbo"), "DBO needs expert or data parallelism",
-                         "ep > 1 or dp > 1");
+      r.at("overlap").fail(r.leaf_or_section("overlap", "enable_dbo"), "DBO needs expert or data parallelism",
+                           "ep > 1 or dp > 1");
     if (!models::all2all_traits_of(p.backend).dbo)
-      at("overlap").fail(leaf_or_section("overlap", "all2all_backend"), "DBO needs a DeepEP all-to-all backend",
-                         models::all2all_names_where([](const models::All2AllTraits& t) { return t.dbo; }));
+      r.at("overlap").fail(r.leaf_or_section("overlap", "all2all_backend"), "DBO needs a DeepEP all-to-all backend",
+                           models::all2all_names_where([](const models::All2AllTraits& t) { return t.dbo; }));
   }
   if (ov.async_combine && !models::all2all_traits_of(p.backend).async_combine)
-    at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
-                       "async_combine needs a DeepEP backend (finalize_async)",
-                       models::all2all_names_where([](const models::All2AllTraits& t) { return t.async_combine; }));
+    r.at("overlap").fail(r.leaf_or_section("overlap", "all2all_backend"),
+                         "async_combine needs a DeepEP backend (finalize_async)",
+                         models::all2all_names_where([](const models::All2AllTraits& t) { return t.async_combine; }));
 
   if (!models::all2all_runs_on(models::all2all_traits_of(p.backend), s.hw.platform.stack))
-    at("overlap").fail(leaf_or_section("overlap", "all2all_backend"),
-                       fmt::format("{} runs on {} only; profile {} is a {} GPU (platform.stack)",
-                                   models::all2all_traits_of(p.backend).name,
-                                   models::all2all_platform_name(models::all2all_traits_of(p.backend)), s.hw.name,
-                                   models::platform_name(s.hw.platform.stack)),
-                       models::all2all_names_where([&](const models::All2AllTraits& t) {
-                         return models::all2all_runs_on(t, s.hw.platform.stack);
-                       }));
+    r.at("overlap").fail(r.leaf_or_section("overlap", "all2all_backend"),
+                         fmt::format("{} runs on {} only; profile {} is a {} GPU (platform.stack)",
+                                     models::all2all_traits_of(p.backend).name,
+                                     models::all2all_platform_name(models::all2all_traits_of(p.backend)), s.hw.name,
+                                     models::platform_name(s.hw.platform.stack)),
+                         models::all2all_names_where([&](const models::All2AllTraits& t) {
+                           return models::all2all_runs_on(t, s.hw.platform.stack);
+                         }));
+}
 
+/** @brief A serving run's memory bound and its trace's prompts. */
+void check_serving_rules(RuleSites& r, const Scenario& s)
+{
   // A serving run keeps every request and every output token's latency: bound the memory up front.
   const RequestWorkload& rq = s.requests;
   if (rq.num_prompts > 0 && rq.trace.empty()) {
     const double out_max = std::ceil(rq.random_output_len * (1.0 + rq.random_range_ratio));
     if (rq.num_prompts * out_max > max_serving_output_tokens)
-      at("workload")
+      r.at("workload")
           .fail("num_prompts",
                 fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run keeps every "
                             "request's token latencies (about 30 bytes per output token), at most {:.3g} tokens",
@@ -187,11 +223,14 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
       at("workload").fail("num_prompts", bad->message, bad->valid);
   }
   if (!rq.trace.empty() && rq.random_prefix_len > 0)
-    at("workload")
+    r.at("workload")
         .fail("random_prefix_len", "a trace gives whole prompts: no shared prefix is drawn for them", "0 with a trace");
-  check_speculative_rules(at("speculative_config"), sec.count("speculative_config") > 0, s);
-  apply_precision(root, at("precision"), sec.count("precision") > 0, s);
+}
 
+/** @brief The single-step workload: tokens split into decoding requests of 1 + k tokens (speculative decoding), drawn
+ *  routing's token bound, the batch (defaulted here) fits the tokens and the prompts. */
+void check_step_rules(RuleSites& r, Scenario& s)
+{
   // A decoding request runs 1 + k tokens under speculative decoding (its last token and k drafts to verify).
   auto& w           = s.step;
   const bool decode = w.phase == models::Phase::decode;
@@ -200,8 +239,8 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   const int q        = decode && !serving ? s.speculative.tokens_per_request() : 1;
   const long drawn   = long(s.parallel.ep) * w.tokens; // every token's experts drawn, one step
   if (!serving && s.cluster.routing.dist != models::RoutingDist::balanced && drawn > models::drawn_routing_tokens_max)
-    at("workload")
-        .fail(leaf_or_section("workload", "tokens_per_rank"),
+    r.at("workload")
+        .fail(r.leaf_or_section("workload", "tokens_per_rank"),
               fmt::format("{} tokens on each of {} ranks under cluster.routing {}: drawn routing draws every token's "
                           "experts, bounded at ep x tokens_per_rank {} a step (models/BalancedRouting.hpp)",
                           w.tokens, s.parallel.ep, models::routing_dist_name(s.cluster.routing.dist),
@@ -209,9 +248,9 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
               fmt::format("1..{} at ep {} with drawn routing; any count with cluster.routing balanced",
                           models::drawn_routing_tokens_max / s.parallel.ep, s.parallel.ep));
   if (w.batch == 0 && decode && w.tokens % q != 0)
-    at("workload")
+    r.at("workload")
         .fail(
-            leaf_or_section("workload", "tokens_per_rank"),
+            r.leaf_or_section("workload", "tokens_per_rank"),
             fmt::format("{} tokens do not split into decoding requests of 1 + {} speculative tokens", w.tokens, q - 1),
             fmt::format("a multiple of {}", q));
   // Fewest prefill requests that hold the tokens: no request computes more than its context_len-token prompt.
@@ -219,26 +258,41 @@ void check_rules(YamlMap& root, Sections& sec, Scenario& s)
   if (w.batch == 0)
     w.batch = decode ? w.tokens / q : min_prefill_batch;
   if (decode && long(w.batch) * q > w.tokens)
-    at("workload")
+    r.at("workload")
         .fail("batch",
               fmt::format("{} decode requests need at least {} tokens, tokens_per_rank is {}", w.batch,
                           long(w.batch) * q, w.tokens),
               fmt::format("1..{}", w.tokens / q));
   if (w.phase == models::Phase::prefill && w.batch > w.tokens)
-    at("workload")
+    r.at("workload")
         .fail("batch",
               fmt::format("{} prefill requests need at least one token each, tokens_per_rank is {}", w.batch, w.tokens),
               fmt::format("1..{}", w.tokens));
   // A prefill request computes tokens_per_rank / batch tokens of its context_len-token prompt (the rest is in the
   // KV cache already: a prefix-cache hit or earlier chunks); it cannot compute more than its prompt.
   if (w.phase == models::Phase::prefill && w.batch < min_prefill_batch)
-    at("workload")
+    r.at("workload")
         .fail("batch",
               fmt::format("{} prefill requests of {} tokens each cannot hold {} new tokens ({:.4g} per request)",
                           w.batch, w.context_len, w.tokens, double(w.tokens) / w.batch),
               fmt::format("{}..{} at context_len {} (or a longer context_len)", min_prefill_batch, w.tokens,
                           w.context_len));
 }
+
+/** @brief Cross-key rules, each as vLLM enforces it (or as the deployment makes physically necessary). */
+void check_rules(YamlMap& root, Sections& sec, Scenario& s)
+{
+  RuleSites r{root, sec};
+  check_parallel_rules(r, s);
+  check_expert_rules(r, s);
+  check_head_split(r, s);
+  check_overlap_rules(r, s);
+  check_serving_rules(r, s);
+  check_speculative_rules(r.at("speculative_config"), sec.count("speculative_config") > 0, s);
+  apply_precision(root, r.at("precision"), sec.count("precision") > 0, s);
+  check_step_rules(r, s);
+}
+
 /** @brief Scenario::step_fingerprint of the file's tree. Leaving a key in is always safe (fewer shapes shared);
  *  removing one that a step reads would share shapes that differ. */
 std::string step_fingerprint(const YAML::Node& file)

@@ -50,21 +50,12 @@ std::string ubatching_backends()
 }
 
 /** The `vllm serve` launch of `s`. */
-LaunchCommand vllm_launch(const Scenario& s)
+/** The expert-parallel, EPLB and DBO flags and their environment (vllm/engine/arg_utils.py, vllm/envs.py). */
+void vllm_parallel_args(const Scenario& s, LaunchCommand& l, std::string& args)
 {
-  LaunchCommand l;
-  const auto& par  = s.parallel;
-  const auto& ov   = s.overlap;
-  const auto& sch  = s.scheduler;
-  auto note        = [&](const std::string& text) { l.notes.push_back("# " + text); };
-  const bool dbo   = ov.dbo_enabled();
-  const int local  = std::max(1, std::min(par.dp, s.cluster.gpus_per_node / std::max(1, par.tp)));
-  const int nnodes = (par.dp + local - 1) / local;
-
-  // vllm/engine/arg_utils.py (EngineArgs.add_cli_args): the parallel group.
-  std::string args = fmt::format("vllm serve {} --tensor-parallel-size {} --data-parallel-size {} "
-                                 "--data-parallel-size-local {}",
-                                 model_id(s.model), par.tp, par.dp, local);
+  const auto& par = s.parallel;
+  const auto& ov  = s.overlap;
+  auto note       = [&](const std::string& text) { l.notes.push_back("# " + text); };
   if (par.ep > 1) {
     args += " --enable-expert-parallel --all2all-backend " + vllm_backend(par.backend);
     if (vllm_backend(par.backend) != models::backend_name(par.backend))
@@ -77,7 +68,7 @@ LaunchCommand vllm_launch(const Scenario& s)
     args += " --enable-eplb";
   if (s.cluster.routing.redundant_experts > 0)
     args += fmt::format(" --eplb-config '{{\"num_redundant_experts\":{}}}'", s.cluster.routing.redundant_experts);
-  if (dbo) {
+  if (ov.dbo_enabled()) {
     args += ov.enable_dbo ? " --enable-dbo" : fmt::format(" --ubatch-size {}", ov.ubatch_size);
     args += fmt::format(" --dbo-decode-token-threshold {} --dbo-prefill-token-threshold {}",
                         ov.dbo_decode_token_threshold, ov.dbo_prefill_token_threshold);
@@ -91,7 +82,12 @@ LaunchCommand vllm_launch(const Scenario& s)
   if (s.execution.moe_dp_chunk_tokens > 0 &&
       s.execution.moe_dp_chunk_tokens != engine_row(s.engine).moe_dp_chunk_tokens)
     l.env.emplace_back("VLLM_MOE_DP_CHUNK_SIZE", std::to_string(s.execution.moe_dp_chunk_tokens));
-  // The scheduler and cache groups.
+}
+
+/** The scheduler and cache groups. */
+void vllm_scheduler_args(const Scenario& s, std::string& args)
+{
+  const auto& sch = s.scheduler;
   args += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {}", sch.max_num_seqs, sch.max_num_batched_tokens);
   if (!sch.enable_chunked_prefill)
     args += " --no-enable-chunked-prefill"; // a bool field: argparse BooleanOptionalAction gives --no-...
@@ -105,15 +101,13 @@ LaunchCommand vllm_launch(const Scenario& s)
     args += fmt::format(" --block-size {}", sch.block_size);
   if (sch.num_gpu_blocks_override > 0)
     args += fmt::format(" --num-gpu-blocks-override {}", sch.num_gpu_blocks_override);
-  // The precision flags (plan/PrecisionLaunch): KV-cache dtype, NVFP4 dispatch; the weights' format is the
-  // checkpoint's.
-  const PrecisionLaunch precision = precision_launch(s, LaunchFamily::vllm_serve);
-  args += precision.args;
-  l.env.insert(l.env.end(), precision.env.begin(), precision.env.end());
-  l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
-  // CUDA graphs: CompilationConfig.cudagraph_mode (vllm/config/compilation.py, CUDAGraphMode). dbosim's full graphs
-  // replay decode steps and run the rest eagerly; vLLM's FULL_AND_PIECEWISE (its v1 default) replays decode batches
-  // as full graphs and the mixed ones as piecewise graphs. none is --enforce-eager (ModelConfig.enforce_eager).
+}
+
+/** CUDA graphs: CompilationConfig.cudagraph_mode (vllm/config/compilation.py, CUDAGraphMode). dbosim's full graphs
+ *  replay decode steps and run the rest eagerly; vLLM's FULL_AND_PIECEWISE (its v1 default) replays decode batches as
+ *  full graphs and the mixed ones as piecewise graphs. none is --enforce-eager (ModelConfig.enforce_eager). */
+void vllm_graph_args(const Scenario& s, std::string& args)
+{
   switch (s.execution.cuda_graph) {
   case CudaGraphMode::full:
     args += " --compilation-config '{\"cudagraph_mode\":\"FULL_AND_PIECEWISE\"}'";
@@ -125,25 +119,28 @@ LaunchCommand vllm_launch(const Scenario& s)
     args += " --enforce-eager";
     break;
   }
-  // vllm/config/speculative.py (SpeculativeConfig: method, num_speculative_tokens).
+}
+
+/** vllm/config/speculative.py (SpeculativeConfig: method, num_speculative_tokens). */
+void vllm_speculative_args(const Scenario& s, LaunchCommand& l, std::string& args)
+{
+  auto note = [&](const std::string& text) { l.notes.push_back("# " + text); };
   if (s.speculative.enabled()) {
     args += fmt::format(" --speculative-config '{{\"method\":\"{}\",\"num_speculative_tokens\":{}}}'",
                         models::spec_method_name(s.speculative.method), s.speculative.num_speculative_tokens);
     if (!s.speculative.acceptance_rate.empty())
       note("speculative_config.acceptance_rate is measured by vLLM's spec-decode metrics, not set");
   }
-  // What vLLM cannot be told (plan/UnsaidSettings.cpp decides, for every engine).
-  for (const UnsaidSetting& u : unsaid_settings(s))
-    l.notes.push_back(u.note);
-  if (sch.disaggregated_prefill)
-    note("scheduler.disaggregated_prefill: run this command twice, a prefill and a decode deployment, joined by a KV "
-         "connector (--kv-transfer-config)");
+}
 
-  // Multi-node data parallelism (vllm/entrypoints/cli/serve.py and arg_utils.py): every node names the head's
-  // address; the others run headless from their first DP rank.
+/** Multi-node data parallelism (vllm/entrypoints/cli/serve.py and arg_utils.py): every node names the head's address;
+ *  the others run headless from their first DP rank. */
+void vllm_nodes(const std::string& args, int nnodes, int local, LaunchCommand& l)
+{
+  auto note = [&](const std::string& text) { l.notes.push_back("# " + text); };
   if (nnodes == 1) {
     l.nodes.push_back(args);
-    return l;
+    return;
   }
   note(fmt::format("{} nodes, {} DP ranks each: HEAD_IP is the head node's address (a placeholder)", nnodes, local));
   for (int n = 0; n < nnodes; ++n)
@@ -151,6 +148,39 @@ LaunchCommand vllm_launch(const Scenario& s)
                           ? args + " --data-parallel-address HEAD_IP"
                           : fmt::format("{} --headless --data-parallel-start-rank {} --data-parallel-address HEAD_IP",
                                         args, n * local));
+}
+
+LaunchCommand vllm_launch(const Scenario& s)
+{
+  LaunchCommand l;
+  const auto& par  = s.parallel;
+  const auto& sch  = s.scheduler;
+  auto note        = [&](const std::string& text) { l.notes.push_back("# " + text); };
+  const int local  = std::max(1, std::min(par.dp, s.cluster.gpus_per_node / std::max(1, par.tp)));
+  const int nnodes = (par.dp + local - 1) / local;
+
+  // vllm/engine/arg_utils.py (EngineArgs.add_cli_args): the parallel group.
+  std::string args = fmt::format("vllm serve {} --tensor-parallel-size {} --data-parallel-size {} "
+                                 "--data-parallel-size-local {}",
+                                 model_id(s.model), par.tp, par.dp, local);
+  vllm_parallel_args(s, l, args);
+  vllm_scheduler_args(s, args);
+  // The precision flags (plan/PrecisionLaunch): KV-cache dtype, NVFP4 dispatch; the weights' format is the
+  // checkpoint's.
+  const PrecisionLaunch precision = precision_launch(s, LaunchFamily::vllm_serve);
+  args += precision.args;
+  l.env.insert(l.env.end(), precision.env.begin(), precision.env.end());
+  l.notes.insert(l.notes.end(), precision.notes.begin(), precision.notes.end());
+  vllm_graph_args(s, args);
+  vllm_speculative_args(s, l, args);
+  // What vLLM cannot be told (plan/UnsaidSettings.cpp decides, for every engine).
+  for (const UnsaidSetting& u : unsaid_settings(s))
+    l.notes.push_back(u.note);
+  if (sch.disaggregated_prefill)
+    note("scheduler.disaggregated_prefill: run this command twice, a prefill and a decode deployment, joined by a KV "
+         "connector (--kv-transfer-config)");
+
+  vllm_nodes(args, nnodes, local, l);
   return l;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -55,6 +56,9 @@ struct Group {
   std::vector<ItlSplit> cum; ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
 };
 
+/** The StepKey of one rank's scheduled batch at the step's phase and padded tokens. */
+using StepShapeOf = std::function<StepKey(const RankStep&)>;
+
 /** One pass over the whole workload. */
 class Pass {
 public:
@@ -83,6 +87,12 @@ private:
   void deliver(Group& g);
   double next_event_s(const Group& g, std::size_t index) const;
   bool step(Group& g, std::size_t index, ServingResult& res);
+  bool dp_unsplit(const std::vector<RankStep>& steps, int padded, models::Phase phase) const;
+  std::size_t critical_rank(const std::vector<RankStep>& steps, const StepShapeOf& key_of, std::size_t busiest,
+                            std::vector<RankWork>& work, bool& work_known);
+  void add_itl_split(Group& g, const std::vector<RankStep>& steps, const std::vector<RankWork>& work, bool work_known,
+                     std::size_t crit, const StepTime& t, StepRecord& rec);
+  void complete_step(Group& g, std::vector<RankStep>& steps);
   void finish(LiveRequest* r);
 
   const ServingParams& p_;
@@ -181,83 +191,65 @@ static int mean_kv(long kv_sum, long requests, long tokens)
   return static_cast<int>(std::max((kv_sum + requests / 2) / requests, (tokens + requests - 1) / requests));
 }
 
-/** One lockstep step of the group at its clock; false when it had nothing to run. */
-bool Pass::step(Group& g, std::size_t index, ServingResult& res)
+/** vLLM micro-batches a step only when every DP rank wants to: each rank's own tokens against the threshold of its
+ *  own batch kind (a uniform decode batch: the decode threshold; an idle rank runs a 1-token dummy decode batch).
+ *  Set only where it changes the step (the padded tokens reach the step's threshold), so equal plans share a key. */
+bool Pass::dp_unsplit(const std::vector<RankStep>& steps, int padded, models::Phase phase) const
 {
-  std::vector<RankStep> steps;
-  int max_rank = 0;
-  bool any = false, all_decode = true;
-  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
-    steps.push_back(g.ranks[r].schedule());
-    any        = any || !steps.back().scheduled.empty();
-    all_decode = all_decode && steps.back().all_decode;
-    if (steps.back().tokens > steps[static_cast<std::size_t>(max_rank)].tokens)
-      max_rank = static_cast<int>(r);
-  }
-  if (!any)
-    return false;
-  const RankStep& big = steps[static_cast<std::size_t>(max_rank)];
-  StepRecord rec;
-  rec.pool                  = p_.disaggregated ? (g.prefill_only ? "prefill" : "decode") : "colocated";
-  rec.start_s               = g.now_s;
-  const models::Phase phase = all_decode ? models::Phase::decode : models::Phase::prefill;
-  // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
-  const int padded = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
-  // vLLM micro-batches a step only when every DP rank wants to: each rank's own tokens against the threshold of its
-  // own batch kind (a uniform decode batch: the decode threshold; an idle rank runs a 1-token dummy decode batch).
-  // Set only where it changes the step (the padded tokens reach the step's threshold), so equal plans share a key.
-  bool dp_unsplit = false;
+  bool unsplit = false;
   if (p_.overlap.dbo_enabled() && padded >= p_.overlap.dbo_token_threshold(phase == models::Phase::decode))
     for (const RankStep& st : steps)
-      dp_unsplit =
-          dp_unsplit || std::max(1, st.tokens) < p_.overlap.dbo_token_threshold(st.scheduled.empty() || st.all_decode);
-  // Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
-  // request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest).
-  // In a mixed step the decoding requests are the key's decode part (the padding rides with the prompt part).
-  auto key_of = [&](const RankStep& st) {
-    StepKey k;
-    k.phase      = phase;
-    k.tokens     = padded;
-    k.batch      = static_cast<int>(st.scheduled.size());
-    k.dp_unsplit = dp_unsplit;
-    if (phase == models::Phase::prefill && st.decode_batch > 0) {
-      k.decode_tokens      = st.decode_tokens;
-      k.decode_batch       = st.decode_batch;
-      k.decode_context_len = mean_kv(st.decode_context_sum, st.decode_batch, st.decode_tokens);
-    }
-    const long prompts    = k.batch - k.decode_batch;
-    const long prompts_kv = st.context_sum - (k.decode_batch > 0 ? st.decode_context_sum : 0);
-    k.context_len         = prompts > 0 ? mean_kv(prompts_kv, prompts, padded - k.decode_tokens) : k.decode_context_len;
-    return k;
-  };
-  // Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest:
-  // the step is that rank's; the others spin in their collectives for the difference.
-  const std::size_t n_ranks = g.ranks.size();
-  std::vector<RankWork> work(n_ranks);
-  std::size_t crit = static_cast<std::size_t>(max_rank);
-  bool work_known  = false;
+      unsplit =
+          unsplit || std::max(1, st.tokens) < p_.overlap.dbo_token_threshold(st.scheduled.empty() || st.all_decode);
+  return unsplit;
+}
+
+/** Each rank runs the padded tokens with its own requests and KV lengths; as the cost models see a padded rank, a
+ *  request attends over at least its share of the padded tokens (a rank with fewer tokens than the busiest). In a
+ *  mixed step the decoding requests are the key's decode part (the padding rides with the prompt part). */
+static StepKey rank_step_key(const RankStep& st, models::Phase phase, int padded, bool dp_unsplit)
+{
+  StepKey k;
+  k.phase      = phase;
+  k.tokens     = padded;
+  k.batch      = static_cast<int>(st.scheduled.size());
+  k.dp_unsplit = dp_unsplit;
+  if (phase == models::Phase::prefill && st.decode_batch > 0) {
+    k.decode_tokens      = st.decode_tokens;
+    k.decode_batch       = st.decode_batch;
+    k.decode_context_len = mean_kv(st.decode_context_sum, st.decode_batch, st.decode_tokens);
+  }
+  const long prompts    = k.batch - k.decode_batch;
+  const long prompts_kv = st.context_sum - (k.decode_batch > 0 ? st.decode_context_sum : 0);
+  k.context_len         = prompts > 0 ? mean_kv(prompts_kv, prompts, padded - k.decode_tokens) : k.decode_context_len;
+  return k;
+}
+
+/** Every dispatch waits for the rank whose own work (attention, work outside the layers, draft) is the longest: the
+ *  step is that rank's; the others spin in their collectives for the difference. Without per-rank work it is the
+ *  `busiest` rank (most tokens). Fills each rank's `work`. */
+std::size_t Pass::critical_rank(const std::vector<RankStep>& steps, const StepShapeOf& key_of, std::size_t busiest,
+                                std::vector<RankWork>& work, bool& work_known)
+{
+  std::size_t crit = busiest;
   if (p_.per_rank_work) {
-    for (std::size_t r = 0; r < n_ranks; ++r)
+    for (std::size_t r = 0; r < steps.size(); ++r)
       if (!steps[r].scheduled.empty()) {
         work[r]    = rank_work(key_of(steps[r]));
         work_known = work_known || work[r].total_us() > 0;
       }
-    for (std::size_t r = 0; r < n_ranks; ++r)
+    for (std::size_t r = 0; r < steps.size(); ++r)
       if (!steps[r].scheduled.empty() && work[r].total_us() > work[crit].total_us())
         crit = r;
   }
-  rec.exact          = key_of(steps[crit]);
-  rec.critical_rank  = static_cast<int>(crit);
-  rec.bucketed       = p_.buckets.bucket(rec.exact);
-  const StepTime t   = step_time(rec.bucketed);
-  rec.step_us        = t.step_us;
-  rec.host_gap_us    = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
-  rec.ubatches       = t.ubatches;
-  rec.cuda_graph     = t.cuda_graph;
-  rec.expert_spin_us = t.expert_spin_us;
-  rec.hot_rank_load  = t.hot_rank_load;
-  // Each rank's step by cause. Without per-rank work (an oracle that has none) every rank is the step's shape.
-  for (std::size_t r = 0; r < n_ranks; ++r) {
+  return crit;
+}
+
+/** Each rank's step by cause. Without per-rank work (an oracle that has none) every rank is the step's shape. */
+void Pass::add_itl_split(Group& g, const std::vector<RankStep>& steps, const std::vector<RankWork>& work,
+                         bool work_known, std::size_t crit, const StepTime& t, StepRecord& rec)
+{
+  for (std::size_t r = 0; r < steps.size(); ++r) {
     const RankWork own = work_known ? work[r] : RankWork{0, t.step_work_us, t.draft_us};
     ItlSplit s;
     s.attention_spin_s = work_known ? std::max(0.0, work[crit].total_us() - own.total_us()) * 1e-6 : 0.0;
@@ -270,14 +262,12 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     if (!steps[r].scheduled.empty())
       rec.attention_spin_us = std::max(rec.attention_spin_us, s.attention_spin_s * 1e6);
   }
-  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
-    rec.running += g.ranks[r].running();
-    rec.waiting += g.ranks[r].waiting();
-    rec.kv_blocks_used = std::max(rec.kv_blocks_used, g.ranks[r].used_blocks());
-    rec.preempted += steps[r].preempted;
-    rec.total_tokens += steps[r].tokens;
-  }
-  g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
+}
+
+/** The step has ended at the group's clock: each rank's requests take their tokens, the gaps they close get their
+ *  time by cause, finished prefills hand their KV over to the decode deployment, finished requests leave. */
+void Pass::complete_step(Group& g, std::vector<RankStep>& steps)
+{
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
     std::vector<char> had_token(steps[r].scheduled.size());
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k)
@@ -301,6 +291,55 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
         finish(f);
     }
   }
+}
+
+/** One lockstep step of the group at its clock; false when it had nothing to run. */
+bool Pass::step(Group& g, std::size_t index, ServingResult& res)
+{
+  std::vector<RankStep> steps;
+  int max_rank = 0;
+  bool any = false, all_decode = true;
+  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+    steps.push_back(g.ranks[r].schedule());
+    any        = any || !steps.back().scheduled.empty();
+    all_decode = all_decode && steps.back().all_decode;
+    if (steps.back().tokens > steps[static_cast<std::size_t>(max_rank)].tokens)
+      max_rank = static_cast<int>(r);
+  }
+  if (!any)
+    return false;
+  const RankStep& big = steps[static_cast<std::size_t>(max_rank)];
+  StepRecord rec;
+  rec.pool                  = p_.disaggregated ? (g.prefill_only ? "prefill" : "decode") : "colocated";
+  rec.start_s               = g.now_s;
+  const models::Phase phase = all_decode ? models::Phase::decode : models::Phase::prefill;
+  // A uniform decode batch under full CUDA graphs runs the graph of the next capture size: vLLM's own padding.
+  const int padded      = all_decode && p_.graph_decode ? p_.buckets.tokens(big.tokens) : big.tokens;
+  const bool unsplit    = dp_unsplit(steps, padded, phase);
+  const StepShapeOf key = [&](const RankStep& st) { return rank_step_key(st, phase, padded, unsplit); };
+  std::vector<RankWork> work(g.ranks.size());
+  bool work_known        = false;
+  const std::size_t crit = critical_rank(steps, key, static_cast<std::size_t>(max_rank), work, work_known);
+  rec.exact              = key(steps[crit]);
+  rec.critical_rank      = static_cast<int>(crit);
+  rec.bucketed           = p_.buckets.bucket(rec.exact);
+  const StepTime t       = step_time(rec.bucketed);
+  rec.step_us            = t.step_us;
+  rec.host_gap_us        = p_.scheduler.async_scheduling ? std::max(0.0, p_.host_gap_us - t.step_us) : p_.host_gap_us;
+  rec.ubatches           = t.ubatches;
+  rec.cuda_graph         = t.cuda_graph;
+  rec.expert_spin_us     = t.expert_spin_us;
+  rec.hot_rank_load      = t.hot_rank_load;
+  add_itl_split(g, steps, work, work_known, crit, t, rec);
+  for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+    rec.running += g.ranks[r].running();
+    rec.waiting += g.ranks[r].waiting();
+    rec.kv_blocks_used = std::max(rec.kv_blocks_used, g.ranks[r].used_blocks());
+    rec.preempted += steps[r].preempted;
+    rec.total_tokens += steps[r].tokens;
+  }
+  g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
+  complete_step(g, steps);
   (void)index;
   res.steps.push_back(rec);
   return true;

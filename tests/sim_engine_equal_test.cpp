@@ -8,6 +8,7 @@
 #include "sim/engine/ClusterRun.hpp"
 #include "sim/engine/RunStep.hpp"
 #include "sim/engine/TimelineEngine.hpp"
+#include "sim/output/TimelineBytes.hpp"
 #include "sim/plan/StepPlanBuilder.hpp"
 #include "sim/plan/SyntheticPlan.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"

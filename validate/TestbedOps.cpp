@@ -143,58 +143,43 @@ int TestbedOps::num_ubatches() const
   return n;
 }
 
-TestbedOps load_testbed_ops(const std::string& path)
-{
-  const YAML::Node root = load_yaml_file(path);
-  YamlMap top(root, path, "");
-  TestbedOps t;
-  t.file       = path;
-  t.name       = top.get_string("name", std::filesystem::path(path).stem().string());
-  t.profile    = top.get_string("profile");
-  t.world_size = top.get_int("world_size", 1, 4096, 1);
-  if (top.has("partition")) {
-    YamlMap p               = top.get_map("partition");
-    t.partition_compute_sms = p.get_int("compute_sms", 1, 4096);
-    t.partition_comm_sms    = p.get_int("comm_sms", 1, 4096);
-    p.finish();
-  }
-  t.comm_high_priority  = top.get_enum("comm_priority", {"default", "high"}, "default") == "high";
-  const YAML::Node list = top.raw("ops");
-  if (!list.IsSequence() || list.size() == 0)
-    top.fail("ops", "must be a non-empty list of ops");
-  std::vector<YamlMap> maps;
-  std::vector<std::vector<std::string>> dep_names;
-  std::map<std::string, int> index;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    maps.emplace_back(list[i], path, "ops[" + std::to_string(i) + "]");
-    YamlMap& m = maps.back();
-    TestbedOp op;
-    op.line = list[i].Mark().line + 1;
-    op.name = m.get_string("name");
-    if (op.name.empty() || op.name.find_first_of(",\"\n") != std::string::npos)
-      m.fail("name", "must be non-empty, without commas, quotes or line breaks (it names the op in recordings)");
-    if (!index.emplace(op.name, static_cast<int>(i)).second)
-      m.fail("name", fmt::format("duplicate op name '{}'", op.name));
-    op.stream = m.get_enum("stream", {"compute", "comm"}) == "comm" ? sim::StreamId::comm : sim::StreamId::compute;
-    op.ubatch = m.get_int("ubatch", 0, 63, 0);
-    std::vector<std::string> deps;
-    if (m.has("depends_on")) {
-      const YAML::Node d = m.raw("depends_on");
-      if (!d.IsSequence())
-        m.fail("depends_on", "must be a list of op names");
-      for (const YAML::Node& e : d) {
-        if (!e.IsScalar())
-          m.fail_at(e, "depends_on", "must be a list of op names");
-        deps.push_back(e.as<std::string>());
-      }
-    }
-    dep_names.push_back(std::move(deps));
-    op.kernel = read_kernel(m, t.world_size);
-    m.finish();
-    t.ops.push_back(std::move(op));
-  }
-  top.finish();
+namespace {
 
+/** One op of the list: its name (unique: `index` maps names to positions), stream, micro-batch and kernel; the
+ *  names it depends on go to `deps`. */
+TestbedOp read_testbed_op(YamlMap& m, const YAML::Node& node, std::size_t i, int world_size,
+                          std::map<std::string, int>& index, std::vector<std::string>& deps)
+{
+  TestbedOp op;
+  op.line = node.Mark().line + 1;
+  op.name = m.get_string("name");
+  if (op.name.empty() || op.name.find_first_of(",\"\n") != std::string::npos)
+    m.fail("name", "must be non-empty, without commas, quotes or line breaks (it names the op in recordings)");
+  if (!index.emplace(op.name, static_cast<int>(i)).second)
+    m.fail("name", fmt::format("duplicate op name '{}'", op.name));
+  op.stream = m.get_enum("stream", {"compute", "comm"}) == "comm" ? sim::StreamId::comm : sim::StreamId::compute;
+  op.ubatch = m.get_int("ubatch", 0, 63, 0);
+  if (m.has("depends_on")) {
+    const YAML::Node d = m.raw("depends_on");
+    if (!d.IsSequence())
+      m.fail("depends_on", "must be a list of op names");
+    for (const YAML::Node& e : d) {
+      if (!e.IsScalar())
+        m.fail_at(e, "depends_on", "must be a list of op names");
+      deps.push_back(e.as<std::string>());
+    }
+  }
+  op.kernel = read_kernel(m, world_size);
+  m.finish();
+  return op;
+}
+
+/** Each op's dependencies by position: known ops, not itself, no cycle, each listed before the op (host issue
+ *  order). */
+void resolve_dependencies(const YAML::Node& list, std::vector<YamlMap>& maps,
+                          const std::vector<std::vector<std::string>>& dep_names,
+                          const std::map<std::string, int>& index, TestbedOps& t)
+{
   std::vector<std::vector<int>> deps(t.ops.size());
   for (std::size_t i = 0; i < t.ops.size(); ++i) {
     const YAML::Node d = list[i]["depends_on"];
@@ -224,6 +209,42 @@ TestbedOps load_testbed_ops(const std::string& path)
                                     t.ops[i].name, dep_names[i][j]));
       t.ops[i].depends_on.push_back(deps[i][j]);
     }
+}
+
+} // namespace
+
+TestbedOps load_testbed_ops(const std::string& path)
+{
+  const YAML::Node root = load_yaml_file(path);
+  YamlMap top(root, path, "");
+  TestbedOps t;
+  t.file       = path;
+  t.name       = top.get_string("name", std::filesystem::path(path).stem().string());
+  t.profile    = top.get_string("profile");
+  t.world_size = top.get_int("world_size", 1, 4096, 1);
+  if (top.has("partition")) {
+    YamlMap p               = top.get_map("partition");
+    t.partition_compute_sms = p.get_int("compute_sms", 1, 4096);
+    t.partition_comm_sms    = p.get_int("comm_sms", 1, 4096);
+    p.finish();
+  }
+  t.comm_high_priority  = top.get_enum("comm_priority", {"default", "high"}, "default") == "high";
+  const YAML::Node list = top.raw("ops");
+  if (!list.IsSequence() || list.size() == 0)
+    top.fail("ops", "must be a non-empty list of ops");
+  std::vector<YamlMap> maps;
+  std::vector<std::vector<std::string>> dep_names;
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    maps.emplace_back(list[i], path, "ops[" + std::to_string(i) + "]");
+    std::vector<std::string> deps;
+    TestbedOp op = read_testbed_op(maps.back(), list[i], i, t.world_size, index, deps);
+    dep_names.push_back(std::move(deps));
+    t.ops.push_back(std::move(op));
+  }
+  top.finish();
+
+  resolve_dependencies(list, maps, dep_names, index, t);
   return t;
 }
 

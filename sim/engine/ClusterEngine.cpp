@@ -2,7 +2,6 @@
 
 #include "base/InputError.hpp"
 #include "sim/engine/StreamActors.hpp"
-#include "sim/engine/TimelineEngine.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -44,18 +43,9 @@ ClusterEngine::ClusterEngine(const Schedule& sched, const std::vector<StepPlan>&
   if (plans.empty())
     throw InternalError("ClusterEngine: at least one rank class");
   for (const StepPlan& p : plans) {
-    std::vector<double> stream_us(sched.num_ops()), flight_us(sched.num_ops());
-    for (OpVertex v = 0; v < sched.num_ops(); ++v) {
-      const Op& op = sched.graph[v];
-      const OpSpec* spec =
-          op.ubatch < p.num_ubatches() ? p.ubatches[op.ubatch].find(p.moe_layer(op.layer), op.kind) : nullptr;
-      if (!spec || p.num_layers != sched.num_layers || (spec->flight_us > 0) != (op.flight_us > 0))
-        throw InternalError("ClusterEngine: a rank class's plan lacks an op of the schedule (or its recv hook)");
-      stream_us[v] = stream_duration_us(*spec, p);
-      flight_us[v] = spec->flight_us;
-    }
-    stream_us_.push_back(std::move(stream_us));
-    flight_us_.push_back(std::move(flight_us));
+    OpDurations d = plan_op_durations(sched, p);
+    stream_us_.push_back(std::move(d.stream_us));
+    flight_us_.push_back(std::move(d.flight_us));
   }
 }
 
@@ -84,11 +74,7 @@ ClusterTimeline ClusterEngine::run(int steps, const std::vector<std::string>& si
     st->fabric     = zone->create_host(fmt::format("fabric{}", c), units_per_s);
     st->after_comm = [&coll](OpVertex v, int) { join_collective(coll, v); };
     cpus.push_back(zone->create_host(fmt::format("cpu{}", c), units_per_s));
-    TimelineEngine costs(sched_, plans_[c]);
-    std::vector<double> host_cost_us(n);
-    for (OpVertex v = 0; v < n; ++v)
-      host_cost_us[v] = costs.host_cost_us(v);
-    prepare_stream_run(*st, host_cost_us, stream_us_[c], flight_us_[c]);
+    prepare_stream_run(*st, host_costs_us(sched_, plans_[c].host), stream_us_[c], flight_us_[c]);
     ranks.push_back(std::move(st));
   }
   zone->seal();

@@ -103,6 +103,75 @@ const std::vector<ScaleUpBuilder>& scale_up_builders()
   return r;
 }
 
+/** The scale-out network: each GPU's host and NIC links to its rail's leaf switch, the leaves' links to the spine. */
+struct FatTree {
+  std::vector<sg4::Link*> nic_up, nic_down, leaf_up, leaf_down;
+  int groups     = 1; ///< groups of leaf_switch_down_ports nodes (a leaf per rail and group)
+  int down_ports = 1;
+};
+
+/** Each GPU's host and its NIC's links (the GPU's NIC to its rail's leaf switch, and the leaf back down). */
+void add_gpus_and_nics(sg4::NetZone* zone, const PlatformSpec& spec, int n, FatTree& ft)
+{
+  const models::HwProfile& hw = *spec.hw;
+  const double us             = 1e-6;
+  ClusterPlatform& p          = state->platform;
+  for (int g = 0; g < n; ++g) {
+    p.gpus.push_back(zone->create_host(fmt::format("gpu{}", g), 1e12));
+    ft.nic_up.push_back(
+        zone->create_link(fmt::format("nic{}_up", g), hw.nic_bytes_per_s)->set_latency(hw.nic_latency_us * us)->seal());
+    ft.nic_down.push_back(zone->create_link(fmt::format("nic{}_down", g), hw.nic_bytes_per_s)
+                              ->set_latency(spec.net->switch_latency_us * us)
+                              ->seal());
+    state->nic_links.insert(ft.nic_up.back());
+    state->nic_links.insert(ft.nic_down.back());
+  }
+}
+
+/** One leaf per (rail, group of down_ports nodes); its up-links to the spine carry down_ports NICs' worth / ratio. */
+void add_leaves(sg4::NetZone* zone, const PlatformSpec& spec, FatTree& ft)
+{
+  const models::HwProfile& hw = *spec.hw;
+  const double us             = 1e-6;
+  const int down_ports        = ft.down_ports;
+  const double leaf_bw        = down_ports * hw.nic_bytes_per_s / spec.oversubscription;
+  for (int l = 0; l < spec.gpus_per_node * ft.groups; ++l) {
+    ft.leaf_up.push_back(
+        zone->create_link(fmt::format("leaf{}_up", l), leaf_bw)->set_latency(spec.net->switch_latency_us * us)->seal());
+    ft.leaf_down.push_back(zone->create_link(fmt::format("leaf{}_down", l), leaf_bw)
+                               ->set_latency(spec.net->switch_latency_us * us)
+                               ->seal());
+    state->nic_links.insert(ft.leaf_up.back());
+    state->nic_links.insert(ft.leaf_down.back());
+  }
+}
+
+/** A route between every two GPUs: inside a node the scale-up fabric's, across nodes NIC, leaf (and the spine when
+ *  the leaves differ), NIC. */
+void add_routes(sg4::NetZone* zone, const PlatformSpec& spec, int n, const ScaleUpRoute& scale_up, const FatTree& ft)
+{
+  const int gpn      = spec.gpus_per_node;
+  ClusterPlatform& p = state->platform;
+  auto leaf_of       = [&](int g) { return (g % gpn) * ft.groups + (g / gpn) / ft.down_ports; };
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b)
+        continue;
+      std::vector<sg4::LinkInRoute> route;
+      if (a / gpn == b / gpn) {
+        route = scale_up(a, b);
+      } else {
+        route.emplace_back(ft.nic_up[a]);
+        if (leaf_of(a) != leaf_of(b)) { // another rail or group: up to the spine and down
+          route.emplace_back(ft.leaf_up[leaf_of(a)]);
+          route.emplace_back(ft.leaf_down[leaf_of(b)]);
+        }
+        route.emplace_back(ft.nic_down[b]);
+      }
+      zone->add_route(p.gpus[a]->get_netpoint(), p.gpus[b]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+}
+
 } // namespace
 
 ClusterPlatform& build_cluster_platform(const PlatformSpec& spec)
@@ -118,11 +187,10 @@ ClusterPlatform& build_cluster_platform(const PlatformSpec& spec)
   state->nic_raw              = hw.nic_bytes_per_s;
   ClusterPlatform& p          = state->platform;
   p.gpus_per_node             = spec.gpus_per_node;
-  const int gpn               = spec.gpus_per_node;
-  const int n                 = spec.nodes * gpn;
-  const int down_ports        = std::max(1, spec.net->leaf_switch_down_ports);
-  const int groups            = (spec.nodes + down_ports - 1) / down_ports;
-  const double us             = 1e-6;
+  const int n                 = spec.nodes * spec.gpus_per_node;
+  FatTree ft;
+  ft.down_ports = std::max(1, spec.net->leaf_switch_down_ports);
+  ft.groups     = (spec.nodes + ft.down_ports - 1) / ft.down_ports;
 
   auto* zone = sg4::create_full_zone("cluster");
   ScaleUpRoute scale_up;
@@ -131,47 +199,9 @@ ClusterPlatform& build_cluster_platform(const PlatformSpec& spec)
       scale_up = b.build(zone, spec, n);
   if (!scale_up)
     throw InternalError("build_cluster_platform: a scale-up topology without a builder");
-  std::vector<sg4::Link*> nic_up, nic_down, leaf_up, leaf_down;
-  for (int g = 0; g < n; ++g) {
-    p.gpus.push_back(zone->create_host(fmt::format("gpu{}", g), 1e12));
-    // The GPU's NIC to its rail's leaf switch, and the leaf back down.
-    nic_up.push_back(
-        zone->create_link(fmt::format("nic{}_up", g), hw.nic_bytes_per_s)->set_latency(hw.nic_latency_us * us)->seal());
-    nic_down.push_back(zone->create_link(fmt::format("nic{}_down", g), hw.nic_bytes_per_s)
-                           ->set_latency(spec.net->switch_latency_us * us)
-                           ->seal());
-    state->nic_links.insert(nic_up.back());
-    state->nic_links.insert(nic_down.back());
-  }
-  // One leaf per (rail, group of down_ports nodes); its up-links to the spine carry down_ports NICs' worth / ratio.
-  const double leaf_bw = down_ports * hw.nic_bytes_per_s / spec.oversubscription;
-  for (int l = 0; l < gpn * groups; ++l) {
-    leaf_up.push_back(
-        zone->create_link(fmt::format("leaf{}_up", l), leaf_bw)->set_latency(spec.net->switch_latency_us * us)->seal());
-    leaf_down.push_back(zone->create_link(fmt::format("leaf{}_down", l), leaf_bw)
-                            ->set_latency(spec.net->switch_latency_us * us)
-                            ->seal());
-    state->nic_links.insert(leaf_up.back());
-    state->nic_links.insert(leaf_down.back());
-  }
-  auto leaf_of = [&](int g) { return (g % gpn) * groups + (g / gpn) / down_ports; };
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (a == b)
-        continue;
-      std::vector<sg4::LinkInRoute> route;
-      if (a / gpn == b / gpn) {
-        route = scale_up(a, b);
-      } else {
-        route.emplace_back(nic_up[a]);
-        if (leaf_of(a) != leaf_of(b)) { // another rail or group: up to the spine and down
-          route.emplace_back(leaf_up[leaf_of(a)]);
-          route.emplace_back(leaf_down[leaf_of(b)]);
-        }
-        route.emplace_back(nic_down[b]);
-      }
-      zone->add_route(p.gpus[a]->get_netpoint(), p.gpus[b]->get_netpoint(), nullptr, nullptr, route, false);
-    }
+  add_gpus_and_nics(zone, spec, n, ft);
+  add_leaves(zone, spec, ft);
+  add_routes(zone, spec, n, scale_up, ft);
   zone->seal();
   sg4::Engine::get_instance()->get_netzone_root()->get_network_model()->set_bw_factor_cb(
       [](double, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>& links,

@@ -3,56 +3,17 @@
 #include "base/InputError.hpp"
 #include "sim/engine/RunStep.hpp"
 #include "sim/output/OutputGuards.hpp"
+#include "sim/output/TimelineBytes.hpp"
 #include "sim/output/TimelineCheck.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdint>
-#include <cstring>
 
 namespace dbosim::sim {
 
 const models::NetworkFacts& scenario_network_facts(const Scenario& sc) { return sc.network; }
-
-std::string cluster_timeline_bytes(const ClusterTimeline& ct)
-{
-  Timeline steps;
-  steps.step_time_us = ct.step_time_us;
-  std::string out    = timeline_bytes(steps);
-  for (const Timeline& tl : ct.classes) {
-    const std::string one = timeline_bytes(tl);
-    const std::size_t n   = one.size();
-    out.append(reinterpret_cast<const char*>(&n), sizeof n);
-    out += one;
-  }
-  return out;
-}
-
-ClusterTimeline cluster_timeline_from_bytes(const std::string& bytes)
-{
-  auto take = [&](std::size_t at, std::size_t n) {
-    if (at + n > bytes.size())
-      throw InternalError(fmt::format("a cluster timeline of {} bytes ends early (at {})", bytes.size(), at));
-    return bytes.substr(at, n);
-  };
-  const std::string head = take(0, 2 * sizeof(std::uint64_t));
-  std::uint64_t steps    = 0;
-  std::memcpy(&steps, head.data() + sizeof steps, sizeof steps);
-  const std::size_t head_n = 2 * sizeof steps + steps * sizeof(double);
-  ClusterTimeline ct;
-  ct.step_time_us = timeline_from_bytes(take(0, head_n)).step_time_us;
-  std::size_t at  = head_n;
-  while (at < bytes.size()) {
-    std::size_t n = 0;
-    std::memcpy(&n, take(at, sizeof n).data(), sizeof n);
-    at += sizeof n;
-    ct.classes.push_back(timeline_from_bytes(take(at, n)));
-    at += n;
-  }
-  return ct;
-}
 
 ClusterRun run_cluster(const Scenario& sc, const PlanOptions& opt, int steps,
                        const std::vector<std::string>& simgrid_args, EngineKind engine_kind,

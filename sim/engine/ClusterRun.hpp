@@ -42,11 +42,6 @@ RankStep representative_step(const ClusterRun& run);
 /** @brief Network facts of the scenario: cluster.network, else the hardware profile's name. */
 const models::NetworkFacts& scenario_network_facts(const Scenario& sc);
 
-/** @brief Every class's timeline and the step times as bytes (a SimGrid child ships them back over its pipe), and
- *  back. */
-std::string cluster_timeline_bytes(const ClusterTimeline& ct);
-ClusterTimeline cluster_timeline_from_bytes(const std::string& bytes);
-
 /** @brief Plans, simulates `steps` steps and measures; `opt` as for build_step_plan. `engine`: automatic (the
  *  default) uses the exact max-plus replay when ClusterEngine::exact_replay_applies(), else SimGrid in a forked child;
  *  simgrid runs SimGrid in this process (one simulation per process); replay is an InputError (naming

@@ -44,8 +44,4 @@ Timeline replay_timeline(const StepPlan& plan, const Schedule& sched, int steps 
  *  InternalError naming `what`. */
 std::string simgrid_child_bytes(const std::function<std::string()>& simulate, const std::string& what);
 
-/** @brief A timeline as bytes (a child process ships it back over its pipe) and back. */
-std::string timeline_bytes(const Timeline& tl);
-Timeline timeline_from_bytes(const std::string& bytes);
-
 } // namespace dbosim::sim

@@ -10,10 +10,11 @@ namespace dbosim::sim {
 std::vector<std::string> engine_args(const std::string& program, const std::vector<std::string>& extra);
 
 /** @brief Why SimGrid would refuse `extra` (empty when it takes them): each must be --cfg=KEY:VALUE or --log=SPEC
- *  (others, such as --help, make SimGrid print and exit); a --cfg key must be one of the table in SimConfig.cpp, a
- *  numeric value inside its range there (values that crash, deadlock or out-round the engine); and a probe process
- * starts an engine with them on a one-host platform and runs it, so an option that aborts SimGrid (an unknown model, a
- * bad log category) is found here, with SimGrid's own message, instead of aborting the run. */
+ *  (others, such as --help, make SimGrid print and exit); a --cfg key must be one of the table in
+ * config/SimgridOptions.cpp, a numeric value inside its range there (values that crash, deadlock or out-round the
+ * engine); and a probe process starts an engine with them on a one-host platform and runs it, so an option that aborts
+ * SimGrid (an unknown model, a bad log category) is found here, with SimGrid's own message, instead of aborting the
+ * run. */
 std::string simgrid_args_problem(const std::vector<std::string>& extra);
 
 } // namespace dbosim::sim

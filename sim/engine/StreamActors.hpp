@@ -5,6 +5,7 @@
 #pragma once
 #include "sim/engine/Timeline.hpp"
 #include "sim/plan/StepPlan.hpp"
+#include "sim/schedules/OpCosts.hpp"
 #include "sim/schedules/Schedule.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -79,27 +80,6 @@ struct StreamRun {
 
   Timeline timeline;
 };
-
-/** @brief GPU-side gaps of an op's kernels (µs): in a full graph each kernel's graph gap; eager each kernel's eager
- *  gap; under piecewise graphs the graph gap for the captured kernels, the eager gap for the splitting ops' and each
- *  piece's boundary gap. `o` is an Op or an OpSpec. */
-template <class OpLike> double kernel_gaps_us(const OpLike& o, const HostParams& hp)
-{
-  if (hp.cuda_graph)
-    return o.kernels * hp.kernel_gap_us;
-  if (hp.piecewise)
-    return (o.kernels - o.eager_kernels) * hp.kernel_gap_us + o.eager_kernels * hp.eager_kernel_gap_us +
-           o.graph_launches * hp.piece_gap_us;
-  return o.kernels * hp.eager_kernel_gap_us;
-}
-
-/** @brief An op's duration on its stream (µs): compute under an SM partition runs its partitioned duration; its
- *  kernels add their GPU-side gaps (kernel_gaps_us). `o` is an Op or an OpSpec. */
-template <class OpLike> double stream_duration_us(const OpLike& o, const StepPlan& plan)
-{
-  const bool partitioned = plan.gpu.comm_sms > 0 && !is_comm_kind(o.kind);
-  return (partitioned ? o.partitioned_duration_us : o.duration_us) + kernel_gaps_us(o, plan.host);
-}
 
 /** @brief Fills `st`'s start conditions and per-op activities from the schedule, the plan's GPU parameters, the
  *  per-op host costs (µs), each op's duration on its stream (µs, partitioned where an SM partition holds, kernel

@@ -15,30 +15,7 @@ namespace dbosim::sim {
 
 TimelineEngine::TimelineEngine(const Schedule& sched, const StepPlan& plan) : sched_(sched), plan_(plan)
 {
-  const OpGraph& g = sched.graph;
-  host_cost_us_.assign(sched.num_ops(), 0);
-  const HostParams& hp = plan.host;
-  int prev_thread      = -1;
-  for (OpVertex v : sched.issue_order) {
-    const Op& op  = g[v];
-    double events = 0;
-    for (auto [e, end] = boost::in_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::source(*e, g)].stream != op.stream)
-        events += hp.event_us; // cudaStreamWaitEvent
-    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream) {
-        events += hp.event_us; // one cudaEventRecord serves every consumer
-        break;
-      }
-    const double handoff = prev_thread >= 0 && op.host_thread != prev_thread ? hp.handoff_us : 0.0;
-    prev_thread          = op.host_thread;
-    if (hp.cuda_graph) // a graph replay issues with no per-kernel host cost
-      host_cost_us_[v] = 0;
-    else if (hp.piecewise) // the splitting ops' kernels eagerly, one launch per piece; events are captured in pieces
-      host_cost_us_[v] = op.eager_kernels * hp.launch_cpu_us + op.graph_launches * hp.graph_launch_us + handoff;
-    else
-      host_cost_us_[v] = op.kernels * hp.launch_cpu_us + events + handoff;
-  }
+  host_cost_us_ = host_costs_us(sched, plan.host);
 }
 
 Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_args)

@@ -59,86 +59,106 @@ public:
   std::map<std::string, double> walk(OpVertex last)
   {
     std::map<std::string, double> path;
-    bool on_gpu = true;
-    OpVertex v  = last;
-    double t    = tl_.ops[last].done_us(); // the walk's current time: everything after it is accounted for
-    // The host's return from a synchronize() after the last issued op ends the step when it is later than the last
-    // op (TimelineCheck): the walk starts there, in the sync, then on what the sync waited for.
-    const OpVertex final_issue = sched_.issue_order.back();
-    const OpRecord& fr         = tl_.ops[final_issue];
-    if (fr.sync_end_us > t + 1e-9) {
-      const double released = std::max(fr.issue_us, fr.end_us);
-      add(path, "host_sync", fr.sync_end_us - released);
-      v = final_issue; // it starts after its issue, so released is its end
-      t = released;
-    }
+    start_walk(path, last);
     for (;;) {
-      const OpRecord& r = tl_.ops[v];
-      if (on_gpu) {
-        path[op_kind_name(sched_.graph[v].kind)] += r.end_us - r.start_us;
-        // Reached through the data of a collective in flight: its flight, up to its landing, is on the path.
-        const double flew = std::max(0.0, std::min(t, r.done_us()) - r.end_us);
-        if (flew > 1e-9)
-          path[fmt::format("{}_flight", op_kind_name(sched_.graph[v].kind))] += flew;
-        add(path, "idle", t - r.end_us - flew);
-        t = r.start_us;
-        // What made it start: the latest-ending predecessor, else the host issue.
-        // Ties go to the GPU predecessor: the host was not what held the op back.
-        double best = -1;
-        long pred   = -1;
-        for (auto [e, end] = boost::in_edges(v, sched_.graph); e != end; ++e) {
-          const OpVertex u   = boost::source(*e, sched_.graph);
-          const double ready = sched_.graph[*e].kind == EdgeKind::data ? tl_.ops[u].done_us() : tl_.ops[u].end_us;
-          if (ready > best) {
-            best = ready;
-            pred = static_cast<long>(u);
-          }
-        }
-        if (pred < 0 || best < r.issue_us - 1e-9) {
-          best = r.issue_us;
-          pred = -1;
-        }
-        add(path, "idle", t - best);
-        t = best;
-        if (pred >= 0) {
-          v = static_cast<OpVertex>(pred);
-        } else {
-          on_gpu = false;
-        }
-        continue;
-      }
-      // Host side of op v: [host_begin, issue] is its launch cost.
-      add(path, "idle", t - r.issue_us);
-      add(path, "host_launch", r.issue_us - r.host_begin_us);
-      t             = r.host_begin_us;
-      const int idx = sched_.graph[v].issue_index;
-      if (idx == 0) {
-        add(path, "host_launch", t); // graph launch before the first issue
+      if (on_gpu_)
+        gpu_step(path);
+      else if (!host_step(path))
         return path;
-      }
-      const OpVertex prev = sched_.issue_order[static_cast<std::size_t>(idx - 1)];
-      const OpRecord& pr  = tl_.ops[prev];
-      if (pr.sync_end_us >= 0) {
-        // The host sat in synchronize(): first the wait for prev's end, then the sync round trip.
-        const double released = std::max(pr.issue_us, pr.end_us);
-        add(path, "host_sync", pr.sync_end_us - released);
-        add(path, "idle", t - pr.sync_end_us);
-        t = released;
-        if (pr.end_us > pr.issue_us) {
-          v      = prev;
-          on_gpu = true;
-          add(path, "idle", t - pr.end_us);
-          t = pr.end_us;
-          continue;
-        }
-      }
-      v = prev;
     }
   }
 
 private:
+  /** The walk starts at the last op's end, or in the host's return from a synchronize() after the last issued op
+   *  when that is later than the last op (TimelineCheck): then in the sync, then on what the sync waited for. */
+  void start_walk(std::map<std::string, double>& path, OpVertex last)
+  {
+    on_gpu_                    = true;
+    v_                         = last;
+    t_                         = tl_.ops[last].done_us(); // everything after the walk's time is accounted for
+    const OpVertex final_issue = sched_.issue_order.back();
+    const OpRecord& fr         = tl_.ops[final_issue];
+    if (fr.sync_end_us > t_ + 1e-9) {
+      const double released = std::max(fr.issue_us, fr.end_us);
+      add(path, "host_sync", fr.sync_end_us - released);
+      v_ = final_issue; // it starts after its issue, so released is its end
+      t_ = released;
+    }
+  }
+
+  /** GPU side of op v_: its run (and the flight of a collective reached through its data), then what made it start:
+   *  the latest-ending predecessor, else the host issue. */
+  void gpu_step(std::map<std::string, double>& path)
+  {
+    const OpRecord& r = tl_.ops[v_];
+    path[op_kind_name(sched_.graph[v_].kind)] += r.end_us - r.start_us;
+    // Reached through the data of a collective in flight: its flight, up to its landing, is on the path.
+    const double flew = std::max(0.0, std::min(t_, r.done_us()) - r.end_us);
+    if (flew > 1e-9)
+      path[fmt::format("{}_flight", op_kind_name(sched_.graph[v_].kind))] += flew;
+    add(path, "idle", t_ - r.end_us - flew);
+    t_ = r.start_us;
+    // Ties go to the GPU predecessor: the host was not what held the op back.
+    double best = -1;
+    long pred   = -1;
+    for (auto [e, end] = boost::in_edges(v_, sched_.graph); e != end; ++e) {
+      const OpVertex u   = boost::source(*e, sched_.graph);
+      const double ready = sched_.graph[*e].kind == EdgeKind::data ? tl_.ops[u].done_us() : tl_.ops[u].end_us;
+      if (ready > best) {
+        best = ready;
+        pred = static_cast<long>(u);
+      }
+    }
+    if (pred < 0 || best < r.issue_us - 1e-9) {
+      best = r.issue_us;
+      pred = -1;
+    }
+    add(path, "idle", t_ - best);
+    t_ = best;
+    if (pred >= 0)
+      v_ = static_cast<OpVertex>(pred);
+    else
+      on_gpu_ = false;
+  }
+
+  /** Host side of op v_: [host_begin, issue] is its launch cost; then whatever released the host (the previous
+   *  issue, or the end of the op a host sync waited on). False when the walk has reached the step's first issue. */
+  bool host_step(std::map<std::string, double>& path)
+  {
+    const OpRecord& r = tl_.ops[v_];
+    add(path, "idle", t_ - r.issue_us);
+    add(path, "host_launch", r.issue_us - r.host_begin_us);
+    t_            = r.host_begin_us;
+    const int idx = sched_.graph[v_].issue_index;
+    if (idx == 0) {
+      add(path, "host_launch", t_); // graph launch before the first issue
+      return false;
+    }
+    const OpVertex prev = sched_.issue_order[static_cast<std::size_t>(idx - 1)];
+    const OpRecord& pr  = tl_.ops[prev];
+    if (pr.sync_end_us >= 0) {
+      // The host sat in synchronize(): first the wait for prev's end, then the sync round trip.
+      const double released = std::max(pr.issue_us, pr.end_us);
+      add(path, "host_sync", pr.sync_end_us - released);
+      add(path, "idle", t_ - pr.sync_end_us);
+      t_ = released;
+      if (pr.end_us > pr.issue_us) {
+        v_      = prev;
+        on_gpu_ = true;
+        add(path, "idle", t_ - pr.end_us);
+        t_ = pr.end_us;
+        return true;
+      }
+    }
+    v_ = prev;
+    return true;
+  }
+
   const Schedule& sched_;
   const Timeline& tl_;
+  OpVertex v_  = 0;    ///< the op the walk is at
+  double t_    = 0;    ///< the walk's time: everything after it is accounted for
+  bool on_gpu_ = true; ///< at the op's GPU side (else its host side)
   static void add(std::map<std::string, double>& m, const char* key, double us)
   {
     if (us > 1e-9)

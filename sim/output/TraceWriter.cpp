@@ -76,16 +76,14 @@ struct RankTrace {
   }
 };
 
-} // namespace
-
-std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const StepPlan& plan, const Timeline& tl, int pid,
-                               const std::string& process_name, std::int64_t flow_id_base)
+/** The process's and its tracks' names: the streams, the flights (when an op flies), one host thread per
+ *  micro-batch. */
+void write_track_names(RankTrace& t, const Schedule& sched, const std::string& process_name)
 {
-  RankTrace t{js, pid};
+  const OpGraph& g = sched.graph;
   t.metadata("process_name", process_name, -1);
   t.thread_name(stream_tid(StreamId::compute), "compute stream");
   t.thread_name(stream_tid(StreamId::comm), "comm stream");
-  const OpGraph& g = sched.graph;
   for (OpVertex v = 0; v < sched.num_ops(); ++v)
     if (g[v].flight_us > 0) {
       t.thread_name(flight_tid, "in flight (send to recv hook)");
@@ -93,7 +91,12 @@ std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const Step
     }
   for (int ub = 0; ub < sched.num_ubatches; ++ub)
     t.thread_name(host_tid0 + ub, "host thread ubatch " + std::to_string(ub));
+}
 
+/** Every op's slice on its stream, its flight and its host launch and sync; the step's graph launch first. */
+void write_op_slices(RankTrace& t, JsonStream& js, const Schedule& sched, const StepPlan& plan, const Timeline& tl)
+{
+  const OpGraph& g = sched.graph;
   if ((plan.host.cuda_graph || plan.host.piecewise) && plan.host.graph_launch_us > 0)
     t.slice("graph launch", "host_launch", host_tid0, 0, plan.host.graph_launch_us);
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
@@ -120,9 +123,14 @@ std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const Step
     if (r.sync_end_us > r.issue_us)
       t.slice("synchronize", "host_sync", host_tid, r.issue_us, r.sync_end_us);
   }
+}
 
-  // Flow arrows: producer slice -> consumer slice, for each data edge across streams (a CUDA event wait). Each end sits
-  // mid-slice so that it binds to that slice, not to a neighbour that ends or starts at the same instant.
+/** Flow arrows: producer slice -> consumer slice, for each data edge across streams (a CUDA event wait). Each end sits
+ *  mid-slice so that it binds to that slice, not to a neighbour that ends or starts at the same instant. Returns the
+ *  number of arrows. */
+std::int64_t write_event_flows(RankTrace& t, const Schedule& sched, const Timeline& tl, std::int64_t flow_id_base)
+{
+  const OpGraph& g = sched.graph;
   auto mid         = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
   std::int64_t ids = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
@@ -135,7 +143,13 @@ std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const Step
     t.flow("f", flow_id_base + ids, stream_tid(g[v].stream), mid(v));
   }
 
-  // SM partition: compute SMs for the whole step, comm SMs while an SM-holding comm kernel runs.
+  return ids;
+}
+
+/** SM partition: compute SMs for the whole step, comm SMs while an SM-holding comm kernel runs. */
+void write_sm_partition(RankTrace& t, const Schedule& sched, const StepPlan& plan, const Timeline& tl)
+{
+  const OpGraph& g  = sched.graph;
   const int held    = plan.gpu.comm_sms;
   const int compute = plan.gpu.sm_count - held;
   t.counter(0, 0, compute);
@@ -145,6 +159,18 @@ std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const Step
         t.counter(tl.ops[v].start_us, held, compute);
         t.counter(tl.ops[v].end_us, 0, compute);
       }
+}
+
+} // namespace
+
+std::int64_t write_rank_events(JsonStream& js, const Schedule& sched, const StepPlan& plan, const Timeline& tl, int pid,
+                               const std::string& process_name, std::int64_t flow_id_base)
+{
+  RankTrace t{js, pid};
+  write_track_names(t, sched, process_name);
+  write_op_slices(t, js, sched, plan, tl);
+  const std::int64_t ids = write_event_flows(t, sched, tl, flow_id_base);
+  write_sm_partition(t, sched, plan, tl);
   return ids;
 }
 

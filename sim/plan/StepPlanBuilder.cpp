@@ -146,40 +146,55 @@ static ScheduleId choose_schedule(const Deployment& sc, Phase phase, const std::
   return rule;
 }
 
-StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const CostSource& costs,
-                         const PlanOptions& opt)
+static void check_step_inputs(const Deployment& sc, const models::StepShape& w, const StepPlan& plan)
 {
-  const OverlapConfig& o      = sc.overlap;
   const models::HwProfile& hw = sc.hw;
-  StepPlan plan;
-  plan.num_layers    = sc.model.num_layers;
-  plan.first_k_dense = std::min(sc.model.first_k_dense, sc.model.num_layers);
   if (plan.num_layers <= 0)
     throw InputError(sc.file, 0, 0, "model", fmt::format("model {} has no layers", sc.model.name), ">= 1 layer");
   if (hw.sm_count <= 0)
     throw InputError(sc.file, 0, 0, "hw", fmt::format("profile {} has no sm_count", hw.name), ">= 1");
   if (w.tokens < 0)
     throw InputError(sc.file, 0, 0, "workload.tokens_per_rank", "negative token count", ">= 0");
+}
 
-  // ---- DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils).
-  const int padded    = std::max(w.tokens, opt.max_tokens_across_dp);
-  const bool decode   = w.phase == Phase::decode;
-  plan.prefill        = !decode;
-  const int threshold = o.dbo_token_threshold(decode);
-  const bool split    = o.dbo_enabled() && padded >= threshold && opt.dp_ranks_agree_ubatch;
+/** How vLLM's DBO cuts the step: the token count padded across DP, whether it splits, into how many micro-batches. */
+struct UbatchSplit {
+  int padded_tokens = 0;
+  bool decode       = false;
+  bool split        = false;
+  int num_ubatches  = 1;
+};
+
+/* DBO: DP padding, threshold for the phase, split at padded/2 (vLLM ubatch_utils). */
+static UbatchSplit dbo_split(const Deployment& sc, const models::StepShape& w, const PlanOptions& opt, StepPlan& plan)
+{
+  const OverlapConfig& o = sc.overlap;
+  UbatchSplit u;
+  u.padded_tokens     = std::max(w.tokens, opt.max_tokens_across_dp);
+  u.decode            = w.phase == Phase::decode;
+  const int padded    = u.padded_tokens;
+  const int threshold = o.dbo_token_threshold(u.decode);
+  u.split             = o.dbo_enabled() && padded >= threshold && opt.dp_ranks_agree_ubatch;
   if (o.dbo_enabled() && padded < threshold)
     plan.notes.push_back(fmt::format("DBO on, but {} tokens are below the {} threshold {}: the step runs unsplit",
-                                     padded, decode ? "decode" : "prefill", threshold));
-  else if (o.dbo_enabled() && !split)
+                                     padded, u.decode ? "decode" : "prefill", threshold));
+  else if (o.dbo_enabled() && !u.split)
     plan.notes.push_back("DBO on, but a DP rank's own tokens are below its threshold: every rank runs unsplit (vLLM "
                          "micro-batches only when all DP ranks agree)");
-  const int nub = split ? o.num_ubatches() : 1;
-  if (nub > 2)
+  u.num_ubatches = u.split ? o.num_ubatches() : 1;
+  if (u.num_ubatches > 2)
     throw InputError(sc.file, 0, 0, "overlap.ubatch_size",
-                     fmt::format("{} micro-batches: the schedules model vLLM's two", nub), "2");
+                     fmt::format("{} micro-batches: the schedules model vLLM's two", u.num_ubatches), "2");
+  return u;
+}
 
-  plan.schedule = choose_schedule(sc, w.phase, opt.schedule, split, nub, plan.notes);
-  if (split && o.async_combine)
+/* The schedule (choose_schedule), which must run the step's micro-batch count. */
+static void set_schedule(const Deployment& sc, const models::StepShape& w, const PlanOptions& opt, const UbatchSplit& u,
+                         StepPlan& plan)
+{
+  const int nub = u.num_ubatches;
+  plan.schedule = choose_schedule(sc, w.phase, opt.schedule, u.split, nub, plan.notes);
+  if (u.split && sc.overlap.async_combine)
     plan.notes.emplace_back("async combine forced synchronous under DBO (vLLM: combine_async = do_async and not "
                             "dbo_enabled())");
   const ScheduleEntry* chosen = &schedule_entry(plan.schedule);
@@ -193,9 +208,15 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
         fmt::format("schedule {} needs {} micro-batch(es); this step has {}", chosen->name, chosen->num_ubatches, nub),
         fitting);
   }
+}
 
-  // ---- SM partition (models/All2AllTable.hpp): a backend that honours dbo_comm_sms (DeepEP high-throughput) holds
-  //      comm_sms under DBO; one whose kernels hold no SMs (DeepEP low-latency, max_sms_used 0) holds none.
+/* SM partition (models/All2AllTable.hpp): a backend that honours dbo_comm_sms (DeepEP high-throughput) holds comm_sms
+ * under DBO; one whose kernels hold no SMs (DeepEP low-latency, max_sms_used 0) holds none. Sets plan.gpu; returns
+ * whether compute runs on a partition. */
+static bool set_sm_partition(const Deployment& sc, bool split, StepPlan& plan)
+{
+  const OverlapConfig& o           = sc.overlap;
+  const models::HwProfile& hw      = sc.hw;
   const models::All2AllTraits& a2a = models::all2all_traits_of(sc.parallel.backend);
   const bool host_sync             = sc.execution.host_sync_after_comm;
   if (o.dbo_comm_sms < 0 || o.dbo_comm_sms >= hw.sm_count)
@@ -226,6 +247,14 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   // threads x 8192 B TMA buffer per warp = 196608 B; internode: 16384 B x 8 peers = 131072 B; a Hopper SM has 228 KiB):
   // one CTA per SM and no compute CTA beside it.
   plan.gpu.comm_needs_whole_sms = a2a.whole_sm_ctas;
+  return partition;
+}
+
+/* How the collectives run under DBO: DeepEP low-latency's recv hooks (returned: whether D and C split into send and
+ * recv hook), DeepEP high-throughput's wait for the compute tail; then the interference factors are checked. */
+static bool set_collective_rules(const Deployment& sc, bool split, StepPlan& plan)
+{
+  const models::All2AllTraits& a2a = models::all2all_traits_of(sc.parallel.backend);
   // DeepEP low-latency under DBO: vLLM asks for return_recv_hook, so each D and C is a send kernel, then its data in
   // flight with no SMs held, then a recv kernel that the other micro-batch's thread issues.
   const bool recv_hooks = split && a2a.has_recv_hook;
@@ -243,17 +272,24 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   for (double f : {plan.gpu.interference_shared, plan.gpu.interference_partitioned, plan.gpu.comm_slowdown_shared,
                    plan.gpu.comm_slowdown_partitioned})
     if (!(f >= 1.0) || !std::isfinite(f))
-      throw InputError(hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
+      throw InputError(sc.hw.name, 0, 0, "interference", fmt::format("factor {}", f), ">= 1");
+  return recv_hooks;
+}
 
-  // ---- Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph. Piecewise
-  //      graphs for any step up to vLLM's largest capture size (VllmConfig._set_cudagraph_sizes, vllm/config/vllm.py:
-  //      min(max_num_seqs x query length x 2, 512) by default; the CUDA-graph dispatcher runs a larger batch eager).
+/* Host: full CUDA graphs only for uniform decode; a host synchronize cannot live inside a graph. Piecewise graphs for
+ * any step up to vLLM's largest capture size (VllmConfig._set_cudagraph_sizes, vllm/config/vllm.py:
+ * min(max_num_seqs x query length x 2, 512) by default; the CUDA-graph dispatcher runs a larger batch eager). */
+static void set_graph_mode(const Deployment& sc, const UbatchSplit& u, StepPlan& plan)
+{
   constexpr int max_capture_tokens = 512;
+  const bool host_sync             = sc.execution.host_sync_after_comm;
+  const int padded                 = u.padded_tokens;
   const CudaGraphMode mode         = sc.execution.cuda_graph;
-  plan.host.cuda_graph             = mode == CudaGraphMode::full && decode && !host_sync;
+  plan.host.cuda_graph             = mode == CudaGraphMode::full && u.decode && !host_sync;
   if (mode == CudaGraphMode::full && !plan.host.cuda_graph)
-    plan.notes.emplace_back(decode ? "host_sync_after_comm: the step runs eager (a synchronize cannot be captured)"
-                                   : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
+    plan.notes.emplace_back(u.decode
+                                ? "host_sync_after_comm: the step runs eager (a synchronize cannot be captured)"
+                                : "prefill is not a uniform decode batch: no full CUDA graph, the step runs eager");
   if (mode == CudaGraphMode::piecewise) {
     plan.host.piecewise = !host_sync && padded <= max_capture_tokens;
     if (host_sync)
@@ -265,11 +301,19 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
     else
       plan.notes.push_back(fmt::format(
           "cuda_graph piecewise: the attention op{} runs eagerly between captured pieces (vLLM splitting_ops)",
-          a2a.piecewise_splits_moe ? " and the fused-MoE op (this backend's dispatch/combine)" : ""));
+          models::all2all_traits_of(sc.parallel.backend).piecewise_splits_moe
+              ? " and the fused-MoE op (this backend's dispatch/combine)"
+              : ""));
   }
-  // Optional profile keys: absent, a stated fallback (noted only where this step uses it).
-  const bool graphs = plan.host.cuda_graph || plan.host.piecewise;
-  auto host_key     = [&](double v, const char* key, bool used, double fallback, const char* what) {
+}
+
+/* The host's costs and the GPU-side kernel gaps; optional profile keys: absent, a stated fallback (noted only where
+ * this step uses it). */
+static void set_host_costs(const Deployment& sc, int num_ubatches, StepPlan& plan)
+{
+  const models::HwProfile& hw = sc.hw;
+  const bool graphs           = plan.host.cuda_graph || plan.host.piecewise;
+  auto host_key               = [&](double v, const char* key, bool used, double fallback, const char* what) {
     if (v >= 0)
       return v;
     if (used)
@@ -278,7 +322,7 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   };
   plan.host.launch_cpu_us = hw.launch_cpu_us;
   plan.host.event_us      = hw.event_us;
-  plan.host.handoff_us    = nub > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
+  plan.host.handoff_us    = num_ubatches > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
   plan.host.graph_launch_us =
       host_key(hw.graph_launch_us, "graph_launch", graphs, hw.launch_cpu_us, "a graph launch costs a kernel launch");
   plan.host.kernel_gap_us       = hw.graph_replay_kernel_us;
@@ -287,38 +331,49 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
   plan.host.piece_gap_us =
       host_key(hw.graph_piece_gap_us, "graph_piece_gap", plan.host.piecewise, 0.0, "a piece boundary adds no GPU gap");
   plan.host.stream_sync_us       = hw.stream_sync_us;
-  plan.host.host_sync_after_comm = host_sync;
+  plan.host.host_sync_after_comm = sc.execution.host_sync_after_comm;
+}
 
-  // ---- The step's work outside the layers, on the whole batch after both micro-batches: its kernels back to back
-  //      on the compute stream, each with the graph's per-kernel gap; eager, the host launches each one.
-  if (costs.step_work) {
-    models::StepShape whole;
-    whole.phase               = w.phase;
-    whole.tokens              = padded;
-    whole.batch               = w.tokens > 0 ? w.batch : 0;
-    whole.context_len         = w.context_len;
-    const models::OpCost work = costs.step_work(whole);
-    // Piecewise: the embedding and the final norm ride in the first and last pieces, the LM head and the sampler are
-    // priced as under a full graph (dbosim's full graph captures them too).
-    const double gpu_us =
-        work.duration_us + work.kernels * (graphs ? plan.host.kernel_gap_us : plan.host.eager_kernel_gap_us);
-    plan.step_work_us      = graphs ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
-    plan.step_work_kernels = work.kernels;
-    if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
-      throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
-  }
+/* The step's work outside the layers, on the whole batch after both micro-batches: its kernels back to back on the
+ * compute stream, each with the graph's per-kernel gap; eager, the host launches each one. */
+static void set_step_work(const models::StepShape& w, int padded, const CostSource& costs, StepPlan& plan)
+{
+  if (!costs.step_work)
+    return;
+  const bool graphs = plan.host.cuda_graph || plan.host.piecewise;
+  models::StepShape whole;
+  whole.phase               = w.phase;
+  whole.tokens              = padded;
+  whole.batch               = w.tokens > 0 ? w.batch : 0;
+  whole.context_len         = w.context_len;
+  const models::OpCost work = costs.step_work(whole);
+  // Piecewise: the embedding and the final norm ride in the first and last pieces, the LM head and the sampler are
+  // priced as under a full graph (dbosim's full graph captures them too).
+  const double gpu_us =
+      work.duration_us + work.kernels * (graphs ? plan.host.kernel_gap_us : plan.host.eager_kernel_gap_us);
+  plan.step_work_us      = graphs ? gpu_us : std::max(gpu_us, work.kernels * plan.host.launch_cpu_us);
+  plan.step_work_kernels = work.kernels;
+  if (!std::isfinite(plan.step_work_us) || plan.step_work_us < 0)
+    throw InternalError(fmt::format("cost model gave the step's work outside the layers {} us", plan.step_work_us));
+}
 
-  // ---- Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy.
-  const int compute_sms = hw.sm_count - plan.gpu.comm_sms;
-  for (int u = 0; u < nub; ++u) {
-    const int start = padded * u / nub;
-    const int len   = padded * (u + 1) / nub - start;
+/* Micro-batches: equal slices of the padded count; a slice with none of this rank's tokens is a dummy. */
+static void add_ubatch_costs(const Deployment& sc, const models::StepShape& w, const CostSource& costs,
+                             const UbatchSplit& u, bool partition, bool recv_hooks, StepPlan& plan)
+{
+  const models::All2AllTraits& a2a = models::all2all_traits_of(sc.parallel.backend);
+  const int padded                 = u.padded_tokens;
+  const int nub                    = u.num_ubatches;
+  const int compute_sms            = sc.hw.sm_count - plan.gpu.comm_sms;
+  for (int ub = 0; ub < nub; ++ub) {
+    const int start = padded * ub / nub;
+    const int len   = padded * (ub + 1) / nub - start;
     UbatchCosts c;
     c.tokens                      = len;
     c.real_tokens                 = std::clamp(w.tokens - start, 0, len);
     const models::StepShape shape = ubatch_shape(w, padded, start, len, nub);
     if (c.real_tokens == 0 && nub > 1)
-      plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", u));
+      plan.notes.push_back(fmt::format("micro-batch {} has none of this rank's tokens: it runs as a dummy", ub));
     if (plan.first_k_dense > 0)
       c.dense = to_specs(costs.layer(shape, false, plan.gpu.comm_sms), costs, compute_sms, partition, false,
                          plan.host.piecewise, false);
@@ -335,6 +390,24 @@ StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const
                                      "cluster.expert_load: ideal for balanced routing",
                                      models::expert_load_model_name(expert_load_model(sc.cluster)), plan.hot_rank_load,
                                      models::expert_load_source_of(expert_load_model(sc.cluster))));
+}
+
+StepPlan build_step_plan(const Deployment& sc, const models::StepShape& w, const CostSource& costs,
+                         const PlanOptions& opt)
+{
+  StepPlan plan;
+  plan.num_layers    = sc.model.num_layers;
+  plan.first_k_dense = std::min(sc.model.first_k_dense, sc.model.num_layers);
+  check_step_inputs(sc, w, plan);
+  const UbatchSplit u = dbo_split(sc, w, opt, plan);
+  plan.prefill        = !u.decode;
+  set_schedule(sc, w, opt, u, plan);
+  const bool partition  = set_sm_partition(sc, u.split, plan);
+  const bool recv_hooks = set_collective_rules(sc, u.split, plan);
+  set_graph_mode(sc, u, plan);
+  set_host_costs(sc, u.num_ubatches, plan);
+  set_step_work(w, u.padded_tokens, costs, plan);
+  add_ubatch_costs(sc, w, costs, u, partition, recv_hooks, plan);
   return plan;
 }
 
