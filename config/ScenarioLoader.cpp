@@ -203,7 +203,7 @@ void check_overlap_rules(RuleSites& r, Scenario& s)
                          }));
 }
 
-/** @brief A serving run's memory bound and its trace's prompts. */
+/** @brief A serving run's memory and step bounds and its trace's prompts. */
 void check_serving_rules(RuleSites& r, const Scenario& s)
 {
   // A serving run keeps every request and every output token's latency: bound the memory up front.
@@ -220,7 +220,7 @@ void check_serving_rules(RuleSites& r, const Scenario& s)
     // the lengths are drawn uniformly around random_output_len: their expected sum, and the longest they can be
     if (const auto bad =
             serving_steps_problem(s, rq.num_prompts, double(rq.num_prompts) * rq.random_output_len, out_max))
-      at("workload").fail("num_prompts", bad->message, bad->valid);
+      r.at("workload").fail("num_prompts", bad->message, bad->valid);
   }
   if (!rq.trace.empty() && rq.random_prefix_len > 0)
     r.at("workload")
