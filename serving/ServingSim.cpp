@@ -53,6 +53,7 @@ struct Group {
   bool prefill_only = false;
   std::multimap<std::pair<double, int>, LiveRequest*> inbox; ///< (ready time, id) -> request handed over
   std::vector<ItlSplit> cum; ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
+  std::vector<double> end_s; ///< the clock at the end of each step so far (the token times)
 };
 
 /** One pass over the whole workload. */
@@ -278,11 +279,13 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     rec.total_tokens += steps[r].tokens;
   }
   g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
+  g.end_s.push_back(g.now_s);
+  const StepTick tick{static_cast<int>(index), static_cast<long>(g.end_s.size()) - 1};
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
     std::vector<char> had_token(steps[r].scheduled.size());
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k)
       had_token[k] = steps[r].scheduled[k]->first_token_s >= 0;
-    const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, g.prefill_only);
+    const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, tick, g.prefill_only);
     // A token streamed this step closes a gap: its time by cause is the rank's since the request's last token.
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k) {
       LiveRequest* q = steps[r].scheduled[k];
@@ -301,7 +304,6 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
         finish(f);
     }
   }
-  (void)index;
   res.steps.push_back(rec);
   return true;
 }
@@ -354,6 +356,8 @@ ServingResult Pass::run()
   std::stable_sort(res.steps.begin(), res.steps.end(),
                    [](const StepRecord& a, const StepRecord& b) { return a.start_s < b.start_s; });
   res.live = std::move(live_);
+  for (Group& g : groups_)
+    res.clock.end_s.push_back(std::move(g.end_s));
   return res;
 }
 
