@@ -33,7 +33,7 @@ json speculative_block(const Scenario& s, const serving::ServingResult& res)
   long tokens = 0, chunks = 0;
   for (const serving::LiveRequest& l : res.live) {
     tokens += l.generated - 1;
-    chunks += static_cast<long>(l.itl_s.size());
+    chunks += l.tokens.gaps();
   }
   return {{"method", models::spec_method_name(s.speculative.method)},
           {"num_speculative_tokens", s.speculative.num_speculative_tokens},

@@ -75,8 +75,8 @@ struct ExecutionConfig {
  *  the single-step `dbosim run`. */
 /** Most requests one serving run may hold: each keeps its record, latencies and a requests.csv row in memory. */
 inline constexpr int max_serving_requests = 1000000;
-/** Most output tokens one serving run may produce: each keeps an 8-byte inter-token latency until the metrics
- *  (2^27 tokens: 1 GiB of samples). */
+/** Most output tokens one serving run may produce: the run's time grows with them (its memory with its steps and
+ *  requests: serving/TokenTimes.hpp); the bound is where it was measured (docs/model.md). */
 inline constexpr double max_serving_output_tokens = 134217728.0;
 
 struct RequestWorkload {

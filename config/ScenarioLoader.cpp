@@ -203,18 +203,18 @@ void check_overlap_rules(RuleSites& r, Scenario& s)
                          }));
 }
 
-/** @brief A serving run's memory and step bounds and its trace's prompts. */
+/** @brief A serving run's time bounds (output tokens, steps) and its trace's prompts. */
 void check_serving_rules(RuleSites& r, const Scenario& s)
 {
-  // A serving run keeps every request and every output token's latency: bound the memory up front.
+  // A serving run keeps every request and steps through every output token: bound its memory and time up front.
   const RequestWorkload& rq = s.requests;
   if (rq.num_prompts > 0 && rq.trace.empty()) {
     const double out_max = std::ceil(rq.random_output_len * (1.0 + rq.random_range_ratio));
     if (rq.num_prompts * out_max > max_serving_output_tokens)
       r.at("workload")
           .fail("num_prompts",
-                fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run keeps every "
-                            "request's token latencies (about 30 bytes per output token), at most {:.3g} tokens",
+                fmt::format("{} prompts x up to {:g} output tokens = {:.3g} output tokens; a serving run's time grows "
+                            "with its output tokens (docs/model.md), at most {:.3g} tokens",
                             rq.num_prompts, out_max, rq.num_prompts * out_max, max_serving_output_tokens),
                 fmt::format("1..{:.0f} at this output length", std::floor(max_serving_output_tokens / out_max)));
     // the lengths are drawn uniformly around random_output_len: their expected sum, and the longest they can be

@@ -31,8 +31,9 @@ void add_serving_params(std::vector<ParamDecl>& p)
   p.push_back(int_param(
       "workload.num_prompts", "requests", 0, 0, max_serving_requests,
       "Requests of a serving run (vllm bench serve --num-prompts); 0: one step, no serving run. A run keeps every "
-      "request's record and token latencies: at the bound, 10^6 prompts of 16 output tokens took 9 s CPU and 0.77 "
-      "GB, of 128 (near the 2^27 output-token bound) 42 s CPU and 4.3 GB (docs/model.md)",
+      "request's record, and its token times as runs of steps (memory grows with steps and requests, not output "
+      "tokens): at the bound, 10^6 prompts of 16 output tokens took 6.5 s CPU and 0.51 GB, of 128 (near the 2^27 "
+      "output-token bound) 11 s CPU and 0.53 GB (docs/model.md)",
       [](Scenario & s) -> auto& { return s.requests.num_prompts; }));
   p.push_back(int_param(
       "workload.max_concurrency", "requests", 0, 0, 1000000,

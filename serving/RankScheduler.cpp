@@ -121,7 +121,8 @@ RankStep RankScheduler::schedule()
   return step;
 }
 
-std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s, bool hand_over_after_first_token)
+std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s, StepTick tick,
+                                                  bool hand_over_after_first_token)
 {
   std::vector<LiveRequest*> finished;
   for (std::size_t k = 0; k < step.scheduled.size(); ++k) {
@@ -143,8 +144,7 @@ std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double e
       continue; // a prefill chunk: no token yet
     if (r->first_token_s < 0)
       r->first_token_s = end_s;
-    else
-      r->itl_s.push_back(end_s - r->last_token_s);
+    r->tokens.add(tick); // the gap since the last token: end_s - last_token_s, read back off the clock
     r->last_token_s = end_s;
     r->generated += std::min(1 + accepted, r->req->output_len - r->generated);
     const bool done = r->generated >= r->req->output_len;

@@ -8,6 +8,7 @@
 #pragma once
 #include "config/Scenario.hpp"
 #include "models/SpecDecode.hpp"
+#include "serving/TokenTimes.hpp"
 #include "serving/Workload.hpp"
 
 #include <cstdint>
@@ -45,9 +46,9 @@ struct LiveRequest {
   double first_token_s = -1;
   double last_token_s  = -1;
   double finish_s      = -1;
-  std::vector<double> itl_s; ///< gaps between consecutive output tokens
-  ItlSplit itl_split;        ///< the gaps' time by cause, summed over the gaps (ServingSim)
-  ItlSplit split_mark;       ///< its rank's running ItlSplit when its last token came (or it joined the rank)
+  TokenTimes tokens;   ///< when each chunk of output tokens streamed (its gaps are the ITL samples)
+  ItlSplit itl_split;  ///< the gaps' time by cause, summed over the gaps (ServingSim)
+  ItlSplit split_mark; ///< its rank's running ItlSplit when its last token came (or it joined the rank)
   int num_tokens() const { return req->input_len + generated; }
   /** @brief Past its first token with every token but the last sampled one in the cache: it decodes next. */
   bool decoding() const { return generated > 0 && num_tokens() - computed == 1; }
@@ -87,10 +88,12 @@ public:
   /** @brief vLLM V1's schedule(): running requests first (preempting from the back when blocks run out), then
    *  waiting ones while the budget, max_num_seqs and the KV cache allow (none after a preemption). */
   RankStep schedule();
-  /** @brief After the step: advance computed tokens; a request that has caught up samples a token. Returns the
-   *  requests that finished (their blocks are freed); with `hand_over_after_first_token` (a prefill-only
-   *  deployment) also those that just produced their first token, which leave for the decode deployment. */
-  std::vector<LiveRequest*> complete(const RankStep& step, double end_s, bool hand_over_after_first_token = false);
+  /** @brief After the step, which ended at `end_s`, step `tick` of its deployment: advance computed tokens; a
+   *  request that has caught up samples a token. Returns the requests that finished (their blocks are freed); with
+   *  `hand_over_after_first_token` (a prefill-only deployment) also those that just produced their first token, which
+   *  leave for the decode deployment. */
+  std::vector<LiveRequest*> complete(const RankStep& step, double end_s, StepTick tick,
+                                     bool hand_over_after_first_token = false);
 
   int running() const { return static_cast<int>(running_.size()); }
   int waiting() const { return static_cast<int>(waiting_.size()); }

@@ -31,7 +31,8 @@ double percentile_of_sorted(const std::vector<double>& v, double pct)
 
 namespace {
 
-/** mean, median, std, p90, p99 of `v` (seconds) as `<stat>_<name>_ms`, vLLM's keys. */
+/** mean, median, std, p90, p99 of `v` (seconds) as `<stat>_<name>_ms`, vLLM's keys (add_gap_stats: the same of
+ *  the gaps, in the same order and arithmetic). */
 void add_stats(json& out, const std::string& name, const std::vector<double>& v_s)
 {
   std::vector<double> ms(v_s.size());
@@ -48,12 +49,53 @@ void add_stats(json& out, const std::string& name, const std::vector<double>& v_
   out["p99_" + name + "_ms"]    = percentile_of_sorted(ms, 99);
 }
 
+void add_gap_stats(json& out, const std::string& name, const GapStats& g)
+{
+  out["mean_" + name + "_ms"]   = g.mean_ms;
+  out["median_" + name + "_ms"] = g.ms.percentile(50);
+  out["std_" + name + "_ms"]    = g.std_ms;
+  out["p90_" + name + "_ms"]    = g.ms.percentile(90);
+  out["p99_" + name + "_ms"]    = g.ms.percentile(99);
+}
+
 double tpot_s(const LiveRequest& l)
 {
   return l.req->output_len > 1 ? (l.finish_s - l.first_token_s) / (l.req->output_len - 1) : 0;
 }
 
 } // namespace
+
+std::vector<double> itl_gaps_s(const LiveRequest& l, const StepClock& clock)
+{
+  std::vector<double> v;
+  l.tokens.for_each_gap(clock, [&](double gap_s) { v.push_back(gap_s); });
+  return v;
+}
+
+GapStats itl_stats(const ServingResult& r)
+{
+  GapStats g;
+  // Two passes over the gaps in request order, as add_stats goes over the list: the sum, then the squared deviations.
+  double sum = 0;
+  long n     = 0;
+  for (const LiveRequest& l : r.live)
+    l.tokens.for_each_gap(r.clock, [&](double gap_s) {
+      const double ms = gap_s * 1e3;
+      sum += ms;
+      ++n;
+    });
+  g.mean_ms  = n == 0 ? 0 : sum / double(n);
+  double var = 0;
+  for (const LiveRequest& l : r.live)
+    l.tokens.for_each_gap(r.clock, [&](double gap_s) {
+      const double ms = gap_s * 1e3;
+      var += (ms - g.mean_ms) * (ms - g.mean_ms);
+    });
+  g.std_ms = n == 0 ? 0 : std::sqrt(var / double(n));
+  g.ms     = gap_sample(
+          r.clock, r.live, [](const LiveRequest& l) -> const TokenTimes& { return l.tokens; }, 1e3);
+  return g;
+}
 
 double mean_requests_in_system(const ServingResult& r)
 {
@@ -73,8 +115,10 @@ json itl_split(const ServingResult& r)
   long gaps = 0;
   for (const LiveRequest& l : r.live) {
     sum += l.itl_split;
-    gaps_s += std::accumulate(l.itl_s.begin(), l.itl_s.end(), 0.0);
-    gaps += static_cast<long>(l.itl_s.size());
+    double own_s = 0; // the request's gaps summed in order, then added to the run's
+    l.tokens.for_each_gap(r.clock, [&](double gap_s) { own_s += gap_s; });
+    gaps_s += own_s;
+    gaps += l.tokens.gaps();
     clock_s = std::max(clock_s, std::abs(l.finish_s));
   }
   const double per_ms = gaps > 0 ? 1e3 / double(gaps) : 0;
@@ -106,13 +150,13 @@ ServingSamples serving_samples(const ServingResult& r)
     s.ttft_s.push_back(l.first_token_s - l.send_s);
     if (l.req->output_len > 1)
       s.tpot_s.push_back(tpot_s(l));
-    s.itl_s.insert(s.itl_s.end(), l.itl_s.begin(), l.itl_s.end());
     s.e2el_s.push_back(l.finish_s - l.send_s);
     s.total_input_tokens += l.req->input_len;
     s.total_output_tokens += l.req->output_len;
     first = std::min(first, l.send_s);
     last  = std::max(last, l.finish_s);
   }
+  s.itl        = itl_stats(r);
   s.completed  = static_cast<long>(r.live.size());
   s.duration_s = r.live.empty() ? 0 : last - first;
   return s;
@@ -134,7 +178,7 @@ json serving_metrics(const ServingResult& r, int gpus)
   m["total_token_throughput"] = double(in_tokens + out_tokens) * per_s;
   add_stats(m, "ttft", s.ttft_s);
   add_stats(m, "tpot", s.tpot_s);
-  add_stats(m, "itl", s.itl_s);
+  add_gap_stats(m, "itl", s.itl);
   add_stats(m, "e2el", s.e2el_s);
   m["output_throughput_per_gpu"]  = double(out_tokens) * per_s / gpus;
   const std::vector<double>& tpot = s.tpot_s;

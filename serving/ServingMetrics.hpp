@@ -16,10 +16,27 @@ double percentile(std::vector<double> v, double pct);
 /** @brief The same of a list already sorted ascending (several percentiles of one list sort it once). */
 double percentile_of_sorted(const std::vector<double>& v, double pct);
 
+/** @brief Every inter-token gap of a run in ms, without a list of them: their mean and std (summed gap by gap in
+ *  request order, the arithmetic of the same statistics over the list) and their weighted multiset (the exact
+ *  percentiles of the list). Memory grows with the run's steps and requests, not with its tokens. */
+struct GapStats {
+  WeightedSample ms;
+  double mean_ms = 0;
+  double std_ms  = 0;
+};
+
+/** @brief A run's gaps between consecutive streamed chunks (ITL) of every request. */
+GapStats itl_stats(const ServingResult& r);
+
+/** @brief One request's gaps (seconds, in time order): a list as long as its output, for tests and small runs. */
+std::vector<double> itl_gaps_s(const LiveRequest& l, const StepClock& clock);
+
 /** @brief A run's per-request samples as `vllm bench serve` collects them (seconds): TTFT and E2E latency of every
- *  request, TPOT of every request with more than one output token, every inter-token gap (ITL), and the totals. */
+ *  request, TPOT of every request with more than one output token, every inter-token gap (ITL, as GapStats), and the
+ *  totals. */
 struct ServingSamples {
-  std::vector<double> ttft_s, tpot_s, itl_s, e2el_s;
+  std::vector<double> ttft_s, tpot_s, e2el_s;
+  GapStats itl;
   long completed          = 0;
   long total_input_tokens = 0, total_output_tokens = 0;
   double duration_s = 0; ///< first send to last finish

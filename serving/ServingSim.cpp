@@ -54,6 +54,7 @@ struct Group {
   bool prefill_only = false;
   std::multimap<std::pair<double, int>, LiveRequest*> inbox; ///< (ready time, id) -> request handed over
   std::vector<ItlSplit> cum; ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
+  std::vector<double> end_s; ///< the clock at the end of each step so far (the token times)
 };
 
 /** The StepKey of one rank's scheduled batch at the step's phase and padded tokens. */
@@ -92,7 +93,7 @@ private:
                             std::vector<RankWork>& work, bool& work_known);
   void add_itl_split(Group& g, const std::vector<RankStep>& steps, const std::vector<RankWork>& work, bool work_known,
                      std::size_t crit, const StepTime& t, StepRecord& rec);
-  void complete_step(Group& g, std::vector<RankStep>& steps);
+  void complete_step(Group& g, std::vector<RankStep>& steps, const StepTick& tick);
   void finish(LiveRequest* r);
 
   const ServingParams& p_;
@@ -266,13 +267,13 @@ void Pass::add_itl_split(Group& g, const std::vector<RankStep>& steps, const std
 
 /** The step has ended at the group's clock: each rank's requests take their tokens, the gaps they close get their
  *  time by cause, finished prefills hand their KV over to the decode deployment, finished requests leave. */
-void Pass::complete_step(Group& g, std::vector<RankStep>& steps)
+void Pass::complete_step(Group& g, std::vector<RankStep>& steps, const StepTick& tick)
 {
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
     std::vector<char> had_token(steps[r].scheduled.size());
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k)
       had_token[k] = steps[r].scheduled[k]->first_token_s >= 0;
-    const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, g.prefill_only);
+    const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, tick, g.prefill_only);
     // A token streamed this step closes a gap: its time by cause is the rank's since the request's last token.
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k) {
       LiveRequest* q = steps[r].scheduled[k];
@@ -339,8 +340,8 @@ bool Pass::step(Group& g, std::size_t index, ServingResult& res)
     rec.total_tokens += steps[r].tokens;
   }
   g.now_s += (rec.step_us + rec.host_gap_us) * 1e-6;
-  complete_step(g, steps);
-  (void)index;
+  g.end_s.push_back(g.now_s);
+  complete_step(g, steps, StepTick{static_cast<int>(index), static_cast<long>(g.end_s.size()) - 1});
   res.steps.push_back(rec);
   return true;
 }
@@ -393,6 +394,8 @@ ServingResult Pass::run()
   std::stable_sort(res.steps.begin(), res.steps.end(),
                    [](const StepRecord& a, const StepRecord& b) { return a.start_s < b.start_s; });
   res.live = std::move(live_);
+  for (Group& g : groups_)
+    res.clock.end_s.push_back(std::move(g.end_s));
   return res;
 }
 

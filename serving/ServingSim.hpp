@@ -68,6 +68,7 @@ struct ServingResult {
   std::vector<Request> requests;
   std::vector<LiveRequest> live; ///< by request id
   std::vector<StepRecord> steps;
+  StepClock clock; ///< each deployment's step ends: the live requests' token times (LiveRequest::tokens) index it
   long preemptions           = 0;
   long peak_kv_blocks        = 0; ///< on the fullest rank
   long prefix_queried_tokens = 0; ///< RankScheduler::prefix_queried_tokens over every rank

@@ -103,7 +103,7 @@ std::vector<Request> read_request_trace(const std::string& path)
       throw InputError(
           path, line_no, 1, "rows",
           fmt::format("the trace passes {} requests or {:.3g} output tokens (a serving run keeps every "
-                      "request and an 8-byte latency per output token)",
+                      "request and its time grows with the output tokens)",
                       max_serving_requests, max_serving_output_tokens),
           fmt::format("<= {} rows, <= {:.3g} output tokens", max_serving_requests, max_serving_output_tokens));
     out.push_back({static_cast<int>(out.size()), v[0], static_cast<int>(v[1]), static_cast<int>(v[2])});

@@ -160,7 +160,7 @@ TEST_CASE("serving::RankScheduler: a step counts its decoding requests apart fro
   sch.add(&live[0]);
   serving::RankStep first = sch.schedule(); // the short prompt whole
   CHECK(first.decode_batch == 0);
-  sch.complete(first, 1.0, false);
+  sch.complete(first, 1.0, {}, false);
   sch.add(&live[1]);
   const serving::RankStep second = sch.schedule(); // request 0 decodes; request 1's first chunk of 99 tokens
   CHECK_FALSE(second.all_decode);

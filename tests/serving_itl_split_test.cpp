@@ -19,11 +19,13 @@ ServingResult one_request(double start_s, double step_s, double extra_s)
   l.send_s        = start_s;
   double clock    = start_s;
   l.first_token_s = clock;
+  r.clock.end_s   = {{clock}};
+  l.tokens.add({0, 0});
   for (int k = 0; k < 200; ++k) {
-    const double next = clock + step_s + extra_s;
-    l.itl_s.push_back(next - clock);
+    clock += step_s + extra_s;
+    r.clock.end_s[0].push_back(clock);
+    l.tokens.add({0, k + 1});
     l.itl_split.layers_s += step_s;
-    clock = next;
   }
   l.last_token_s = l.finish_s = clock;
   r.live.push_back(l);

@@ -44,11 +44,12 @@ TEST_CASE("serving::ServingSim: at concurrency 1 every ITL is the batch-1 decode
   REQUIRE(res.live.size() == 3);
   long n = 0;
   for (const LiveRequest& l : res.live) {
-    REQUIRE(l.itl_s.size() == 19);
-    for (std::size_t k = 0; k < l.itl_s.size(); ++k) {
+    const std::vector<double> itl = itl_gaps_s(l, res.clock);
+    REQUIRE(itl.size() == 19);
+    for (std::size_t k = 0; k < itl.size(); ++k) {
       StepKey key{{models::Phase::decode, 1, 1, 200 + static_cast<int>(k) + 1}}; // KV after the step
       const double expected_us = o.time_us(p.buckets.bucket(key)) + p.host_gap_us;
-      CHECK(l.itl_s[k] * 1e6 == Approx(expected_us).epsilon(1e-9));
+      CHECK(itl[k] * 1e6 == Approx(expected_us).epsilon(1e-9));
       ++n;
     }
   }
@@ -269,11 +270,12 @@ TEST_CASE("serving::ServingSim: disaggregated prefill keeps prefills out of the 
     }
   }
   for (const LiveRequest& l : d.live) {
-    REQUIRE(l.itl_s.size() == static_cast<std::size_t>(l.req->output_len - 1));
+    const std::vector<double> itl = itl_gaps_s(l, d.clock);
+    REQUIRE(itl.size() == static_cast<std::size_t>(l.req->output_len - 1));
     const double transfer_s = l.req->input_len * disagg.kv_transfer_bytes_per_token / disagg.kv_transfer_bytes_per_s;
-    CHECK(l.itl_s[0] >= transfer_s); // the second token waits for the KV to arrive
-    for (std::size_t k = 1; k < l.itl_s.size(); ++k)
-      CHECK(l.itl_s[k] * 1e6 <= max_decode_step_us * (1 + 1e-12));
+    CHECK(itl[0] >= transfer_s); // the second token waits for the KV to arrive
+    for (std::size_t k = 1; k < itl.size(); ++k)
+      CHECK(itl[k] * 1e6 <= max_decode_step_us * (1 + 1e-12));
   }
   const auto mc = serving_metrics(c, colo.gpus), md = serving_metrics(d, 2 * disagg.gpus);
   CHECK(md["p99_itl_ms"].get<double>() < mc["p99_itl_ms"].get<double>());
@@ -287,13 +289,13 @@ TEST_CASE("serving::ServingSim: async scheduling hides the host gap behind the s
   p.scheduler.async_scheduling = true;
   const ServingResult hidden   = run(p, fixed_requests(1, 100, 5), 1, o);
   const StepKey key            = p.buckets.bucket({{models::Phase::decode, 1, 1, 101}});
-  CHECK(hidden.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key)).epsilon(1e-12));
+  CHECK(itl_gaps_s(hidden.live[0], hidden.clock)[0] * 1e6 == Approx(o.time_us(key)).epsilon(1e-12));
   p.host_gap_us            = 5000; // a scheduler slower than the GPU step: only the excess shows
   const ServingResult slow = run(p, fixed_requests(1, 100, 5), 1, o);
-  CHECK(slow.live[0].itl_s[0] * 1e6 == Approx(5000).epsilon(1e-12));
+  CHECK(itl_gaps_s(slow.live[0], slow.clock)[0] * 1e6 == Approx(5000).epsilon(1e-12));
   p.scheduler.async_scheduling = false;
   const ServingResult sync     = run(p, fixed_requests(1, 100, 5), 1, o);
-  CHECK(sync.live[0].itl_s[0] * 1e6 == Approx(o.time_us(key) + 5000).epsilon(1e-12));
+  CHECK(itl_gaps_s(sync.live[0], sync.clock)[0] * 1e6 == Approx(o.time_us(key) + 5000).epsilon(1e-12));
 }
 
 TEST_CASE("serving::ServingSim: DBO splits a step only when every DP rank reaches its own threshold", "[quick]")

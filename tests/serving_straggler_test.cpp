@@ -108,11 +108,12 @@ TEST_CASE("serving::stragglers: two DP ranks with different KV lengths: step = t
   // Request 0 waits for rank 1's attention in every gap; request 1 never waits.
   const LiveRequest& fast = res.live[0];
   const LiveRequest& slow = res.live[1];
-  REQUIRE(fast.itl_s.size() == 9);
+  REQUIRE(fast.tokens.gaps() == 9);
   CHECK(fast.itl_split.attention_spin_s * 1e6 / 9 == Approx(o.per_kv_us * 2000).epsilon(1e-9));
   CHECK(slow.itl_split.attention_spin_s == 0);
   for (const LiveRequest* l : {&fast, &slow}) {
-    const double itl_s = std::accumulate(l->itl_s.begin(), l->itl_s.end(), 0.0);
+    const std::vector<double> gaps = itl_gaps_s(*l, res.clock);
+    const double itl_s             = std::accumulate(gaps.begin(), gaps.end(), 0.0);
     CHECK(l->itl_split.total_s() == Approx(itl_s).epsilon(1e-12));
     CHECK(l->itl_split.step_work_s == Approx(9 * (o.w_us + p.host_gap_us) * 1e-6).epsilon(1e-12));
     CHECK(l->itl_split.expert_spin_s == 0);

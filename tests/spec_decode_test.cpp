@@ -196,16 +196,16 @@ TEST_CASE("serving::ServingSim: with MTP a chunk carries the accepted tokens, TP
 
   SECTION("every draft accepted: 2 tokens per step, ITL per chunk = the 2-token decode step")
   {
-    p.speculative         = mtp(1, {1.0});
-    const ServingResult r = run_serving(p, test::fixed_requests(1, 200, 21), 1, o, cache);
-    const LiveRequest& l  = r.live.at(0);
-    REQUIRE(l.itl_s.size() == 10); // 20 tokens after the first, 2 per step
+    p.speculative                 = mtp(1, {1.0});
+    const ServingResult r         = run_serving(p, test::fixed_requests(1, 200, 21), 1, o, cache);
+    const std::vector<double> itl = itl_gaps_s(r.live.at(0), r.clock);
+    REQUIRE(itl.size() == 10); // 20 tokens after the first, 2 per step
     double sum_s = 0;
-    for (std::size_t k = 0; k < l.itl_s.size(); ++k) {
+    for (std::size_t k = 0; k < itl.size(); ++k) {
       // KV after the step: the prompt, the first token, then 2 per step (the rejected draft never counts).
       const StepKey key{{models::Phase::decode, 2, 1, 200 + 2 * static_cast<int>(k) + 2}};
-      CHECK(l.itl_s[k] * 1e6 == Approx(o.time_us(p.buckets.bucket(key)) + p.host_gap_us).epsilon(1e-9));
-      sum_s += l.itl_s[k];
+      CHECK(itl[k] * 1e6 == Approx(o.time_us(p.buckets.bucket(key)) + p.host_gap_us).epsilon(1e-9));
+      sum_s += itl[k];
     }
     const auto m = serving_metrics(r, 1);
     CHECK(m["mean_tpot_ms"].get<double>() == Approx(sum_s * 1e3 / 20).epsilon(1e-9)); // step / 2 accepted
@@ -215,17 +215,17 @@ TEST_CASE("serving::ServingSim: with MTP a chunk carries the accepted tokens, TP
   }
   SECTION("0.8 acceptance: 1.8 tokens per step on average, TPOT = mean ITL / tokens per chunk")
   {
-    p.speculative          = mtp(1, {0.8});
-    p.seed                 = 3;
-    const ServingResult r  = run_serving(p, test::fixed_requests(1, 200, 2001), 1, o, cache);
-    const LiveRequest& l   = r.live.at(0);
-    const double per_chunk = 2000.0 / double(l.itl_s.size());
+    p.speculative                 = mtp(1, {0.8});
+    p.seed                        = 3;
+    const ServingResult r         = run_serving(p, test::fixed_requests(1, 200, 2001), 1, o, cache);
+    const std::vector<double> itl = itl_gaps_s(r.live.at(0), r.clock);
+    const double per_chunk        = 2000.0 / double(itl.size());
     CHECK(per_chunk == Approx(1.8).margin(0.05)); // ~1100 chunks, std 0.4 each: 4 standard errors
     double sum_s = 0;
-    for (double s : l.itl_s)
+    for (double s : itl)
       sum_s += s;
     const auto m = serving_metrics(r, 1);
-    CHECK(m["mean_tpot_ms"].get<double>() == Approx(sum_s / double(l.itl_s.size()) * 1e3 / per_chunk).epsilon(1e-9));
+    CHECK(m["mean_tpot_ms"].get<double>() == Approx(sum_s / double(itl.size()) * 1e3 / per_chunk).epsilon(1e-9));
   }
   SECTION("16 decoding requests verify 32 tokens per step (the DBO decode threshold's count)")
   {

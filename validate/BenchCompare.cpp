@@ -25,7 +25,7 @@ const std::vector<double>& samples_s(const serving::ServingSamples& p, LatencyMe
   case LatencyMetric::tpot:
     return p.tpot_s;
   case LatencyMetric::itl:
-    return p.itl_s;
+    break; // kept as GapStats (predicted_ms)
   case LatencyMetric::e2el:
     return p.e2el_s;
   }
@@ -35,6 +35,8 @@ const std::vector<double>& samples_s(const serving::ServingSamples& p, LatencyMe
 /** The statistic `s` of the simulated samples, in ms (0 for no sample, as numpy over vLLM's `or 0`). */
 double predicted_ms(const serving::ServingSamples& p, const LatencyStat& s)
 {
+  if (s.metric == LatencyMetric::itl) // the gaps' own mean and exact percentiles, the same numbers as over a list
+    return p.itl.ms.empty() ? 0 : s.percentile < 0 ? p.itl.mean_ms : p.itl.ms.percentile(s.percentile);
   std::vector<double> ms;
   for (double x : samples_s(p, s.metric))
     ms.push_back(x * 1e3);
