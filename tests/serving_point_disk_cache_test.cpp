@@ -82,8 +82,9 @@ TEST_CASE("serving::PointDiskCache: files back under their key, a changed input 
   CHECK(!PointDiskCache(dir.path()).find(key, note));
 }
 
-TEST_CASE("cli: a plan run again over its --step-cache runs no point, same points.csv; a changed input reruns",
-          "[slow][plan]")
+TEST_CASE(
+    "cli: a plan run again over its --step-cache runs no point and writes the same points.csv (a changed input reruns)",
+    "[slow][plan]")
 {
   test::TempDir dir;
   const std::string profile = dir.path() + "/profile.yaml";
