@@ -20,6 +20,8 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
+#include "serving/PointDiskCache.hpp"
+#include "serving/StepDiskCache.hpp"
 #include "sim/engine/StepEngine.hpp"
 
 #include <fcntl.h>
@@ -165,11 +167,51 @@ struct PointDone {
   std::int32_t rc     = 0;
 };
 
+/** @brief Keeps a finished point's output files (every file of its folder but its scenario.yaml, whose text is in the
+ *  key) in the point cache with the inputs its run read; a failed write leaves the cache colder, nothing else. */
+void store_point(const std::string& key, const std::string& dir, std::map<std::string, std::uint64_t> inputs)
+{
+  const std::string own = dir + "/scenario.yaml";
+  inputs.erase(own);
+  for (const auto& [path, h] : inputs)
+    if (path.find('\n') != std::string::npos)
+      return; // not a name an entry's line can hold
+  std::vector<serving::PointFile> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "scenario.yaml" || !entry.is_regular_file(ec))
+      continue;
+    try {
+      files.emplace_back(name, read_input_file(entry.path().string(), max_trace_file_bytes));
+    } catch (const InputError&) {
+      return;
+    }
+  }
+  if (ec)
+    return;
+  // summary.json last: restored last, it marks the point finished (finished_point)
+  std::stable_partition(files.begin(), files.end(), [](const auto& f) { return f.first != "summary.json"; });
+  serving::PointDiskCache(serving::step_cache_dir()).store(key, inputs, files);
+}
+
+/** @brief Writes a point's files from its cache entry into its folder (summary.json last) and notes in its log.txt
+ *  where they came from. */
+void restore_point(const std::string& dir, const std::string& entry, const std::vector<serving::PointFile>& files)
+{
+  for (const auto& [name, bytes] : files)
+    write_file_atomic(dir + "/" + name, name == "log.txt"
+                                            ? bytes + fmt::format("dbosim sweep: this point's result is the run above, "
+                                                                  "read from the point cache {}\n",
+                                                                  entry)
+                                            : bytes);
+}
+
 /** @brief A worker process's body: runs `mine` in order, each as `dbosim run POINT --out DIR --engine E` would (its
  *  output in its log.txt, its summary.json; no trace.json), and sends a PointDone per point on `done_fd`. SimGrid
  *  points run in children of the worker (sim/engine/StepEngine's auto), so one worker runs any number of points. */
 std::string run_points_here(const std::vector<std::size_t>& mine, const std::vector<std::string>& dirs,
-                            const std::string& engine, int done_fd)
+                            const std::vector<std::string>& keys, const std::string& engine, int done_fd)
 {
   signal(SIGINT, SIG_DFL); // the sweep's flag handler is the parent's; a worker just stops
   signal(SIGTERM, SIG_DFL);
@@ -183,6 +225,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
       close(fd);
     }
     int rc = 1;
+    const InputDigest inputs; // the files the point's run reads, for its entry in the point cache
     try {
       RunOptions ro;
       ro.scenario     = dirs[i] + "/scenario.yaml";
@@ -200,6 +243,8 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
     }
     std::fflush(stdout);
     std::fflush(stderr);
+    if (rc == 0 && !keys[i].empty())
+      store_point(keys[i], dirs[i], inputs.files());
     const PointDone d{static_cast<std::uint32_t>(i), rc};
     if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
       _exit(1);
@@ -244,8 +289,8 @@ std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_
 /** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
  *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
 void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
-                    const std::string& engine, std::vector<int>& rc, std::size_t& done, Progress& bar,
-                    std::size_t resumed)
+                    const std::vector<std::string>& keys, const std::string& engine, std::vector<int>& rc,
+                    std::size_t& done, Progress& bar, std::size_t resumed)
 {
   int fds[2];
   if (pipe(fds) != 0)
@@ -255,7 +300,7 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
   for (const auto& list : lists)
     workers.emplace_back([&] {
       close(fds[0]);
-      return run_points_here(list, dirs, engine, fds[1]);
+      return run_points_here(list, dirs, keys, engine, fds[1]);
     });
   close(fds[1]);
   auto drain = [&] {
@@ -299,25 +344,49 @@ struct SweepPoints {
   std::vector<std::string> dirs;
   std::vector<int> rc;
   std::vector<std::string> fingerprint;
+  std::vector<std::string> keys; ///< per point, its key in the point cache (empty: not kept there)
+  std::string cache_dir;         ///< the point cache's folder (serving/PointDiskCache); empty: none
+  std::size_t resumed = 0;       ///< points an earlier run finished (--resume)
+  std::size_t cached  = 0;       ///< points read from the point cache
 };
 
-/** Writes each point's scenario.yaml (unless --resume finds it finished) and checks it against the parameter table. */
-void write_points(const SweepOptions& opt, const YAML::Node& root, const std::vector<SweepAxis>& axes,
-                  const fs::path& scenario_dir, SweepPoints& pts)
+/** Writes each point's scenario.yaml (unless --resume finds it finished, or the point cache of the --step-cache
+ *  folder holds its result: then its files come from there) and checks it against the parameter table. */
+void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::Node& root,
+                  const std::vector<SweepAxis>& axes, const fs::path& scenario_dir, SweepPoints& pts)
 {
   const std::size_t count = pts.indices.size();
   pts.rc.assign(count, -1);
   pts.fingerprint.assign(count, "");
+  pts.keys.assign(count, "");
+  // points run in the workers are kept in the point cache, and a point found there is not run again
+  pts.cache_dir = engine != sim::EngineKind::simgrid ? serving::step_cache_dir() : std::string();
+  std::optional<serving::PointDiskCache> cache;
+  if (!pts.cache_dir.empty())
+    cache.emplace(pts.cache_dir);
   for (std::size_t i = 0; i < count; ++i) {
     pts.dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
     const std::string yaml = point_yaml(root, axes, pts.indices[i], scenario_dir);
     const std::string file = pts.dirs.back() + "/scenario.yaml";
     if (opt.resume && finished_point(pts.dirs.back(), yaml)) {
       pts.rc[i] = 0; // an earlier run of this very point wrote its summary
+      ++pts.resumed;
       continue;
     }
     fs::remove(pts.dirs.back() + "/summary.json"); // a stale summary must not pass for this run's
     write_file_atomic(file, yaml);
+    if (cache) {
+      pts.keys[i] = serving::point_key(yaml, opt.engine);
+      std::string note;
+      if (const auto files = cache->find(pts.keys[i], note)) {
+        restore_point(pts.dirs.back(), cache->entry_path(pts.keys[i]), *files);
+        pts.rc[i] = 0;
+        ++pts.cached;
+        continue;
+      }
+      if (!note.empty())
+        fmt::print(stderr, "dbosim sweep: point {}: {}\n", i, note);
+    }
     pts.fingerprint[i] = check_point(file, opt.scenario, axes, pts.indices[i], i);
   }
 }
@@ -330,8 +399,10 @@ int run_points(const SweepOptions& opt, sim::EngineKind engine, int jobs, const 
   const std::size_t count = pts.indices.size();
   std::vector<int>& rc    = pts.rc;
   std::size_t done = static_cast<std::size_t>(std::count(rc.begin(), rc.end(), 0)), next = 0;
-  if (done > 0)
-    fmt::print(stderr, "resuming: {} of {} points already finished\n", done, count);
+  if (pts.resumed > 0)
+    fmt::print(stderr, "resuming: {} of {} points already finished\n", pts.resumed, count);
+  if (pts.cached > 0)
+    fmt::print(stderr, "point cache: {} of {} points read from {}, not run again\n", pts.cached, count, pts.cache_dir);
   std::vector<std::pair<sim::ChildProcess, std::size_t>> running;
   const std::size_t resumed = done;
   Progress bar("sweep points", count);
@@ -341,7 +412,7 @@ int run_points(const SweepOptions& opt, sim::EngineKind engine, int jobs, const 
     for (std::size_t i = 0; i < count; ++i)
       if (rc[i] != 0)
         todo.push_back(i);
-    run_in_workers(assign_points(todo, pts.fingerprint, jobs), pts.dirs, opt.engine, rc, done, bar, resumed);
+    run_in_workers(assign_points(todo, pts.fingerprint, jobs), pts.dirs, pts.keys, opt.engine, rc, done, bar, resumed);
   }
   while (done < count && !StopOnSignal::requested()) {
     while (next < count && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
@@ -510,7 +581,7 @@ int sweep_command(const SweepOptions& opt)
   remove_stale_points(opt.out_dir + "/points", pts.indices.size());
   fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   const sim::EngineKind engine = sim::engine_from_option(opt.engine);
-  write_points(opt, root, axes, scenario_dir, pts);
+  write_points(opt, engine, root, axes, scenario_dir, pts);
   const StopOnSignal stop;
   if (const int stopped = run_points(opt, engine, jobs, exe, pts))
     return stopped;

@@ -34,6 +34,8 @@ public:
   /** @brief One hex digest of the contents of the files read so far but `except` (their paths left out, so that the
    *  same bytes in another folder digest the same). */
   std::string hex(const std::string& except) const;
+  /** @brief The files read so far: path -> content_hash of the bytes last read there. */
+  const std::map<std::string, std::uint64_t>& files() const { return files_; }
   /** @brief Called by read_input_file for each file it returns. */
   static void record(const std::string& path, const std::string& bytes);
 

@@ -15,7 +15,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 
 #include <cstdlib>
 #include <cstring>
@@ -190,7 +194,150 @@ std::string step_in_child(const Deployment& s, const StepKey& key, const std::ve
   return std::string(reinterpret_cast<const char*>(&t), sizeof t);
 }
 
+bool write_all(int fd, const void* data, std::size_t n)
+{
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, std::size_t n)
+{
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+bool write_text(int fd, const std::string& s)
+{
+  const std::uint64_t n = s.size();
+  return write_all(fd, &n, sizeof n) && write_all(fd, s.data(), s.size());
+}
+
+bool read_text(int fd, std::string& s)
+{
+  std::uint64_t n = 0;
+  if (!read_all(fd, &n, sizeof n))
+    return false;
+  s.resize(n);
+  return read_all(fd, s.data(), n);
+}
+
+/** The children of one batch of shapes, up to `jobs` at once, each result in the order of `keys`. */
+std::vector<sim::ChildResult> run_step_children(const Deployment& s, const std::vector<StepKey>& keys,
+                                                const std::vector<std::string>& simgrid_args, int jobs)
+{
+  std::vector<sim::ChildResult> out(keys.size());
+  std::deque<std::pair<sim::ChildProcess, std::size_t>> running; // collected in start order
+  std::size_t next = 0;
+  while (next < keys.size() || !running.empty()) {
+    while (next < keys.size() && static_cast<int>(running.size()) < jobs) {
+      const StepKey& key = keys[next];
+      running.emplace_back(sim::ChildProcess([&] { return step_in_child(s, key, simgrid_args); }), next);
+      ++next;
+    }
+    out[running.front().second] = running.front().first.wait();
+    running.pop_front();
+  }
+  return out;
+}
+
+static_assert(std::is_trivially_copyable_v<StepKey>, "a StepKey crosses the pipe as its bytes");
+
 } // namespace
+
+/** The process that forks the step children: forked once from the oracle's process, it reads a batch of shapes from
+ *  one pipe, runs their children (run_step_children) and writes back each child's outcome, exit code, signal,
+ *  payload and message, in order, on another. An empty batch, the request pipe's end, or its parent's death
+ *  (PR_SET_PDEATHSIG) ends it. */
+class StepChildServer {
+public:
+  StepChildServer(const Deployment& s, const std::vector<std::string>& simgrid_args, int jobs)
+  {
+    int req[2], resp[2];
+    if (pipe(req) != 0)
+      throw InternalError("step-time oracle: cannot create a pipe");
+    if (pipe(resp) != 0) {
+      close(req[0]);
+      close(req[1]);
+      throw InternalError("step-time oracle: cannot create a pipe");
+    }
+    const pid_t parent = getpid();
+    server_.emplace([&]() -> std::string {
+      close(req[1]);
+      close(resp[0]);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent)
+        _exit(1);
+      for (;;) {
+        std::uint64_t n = 0;
+        if (!read_all(req[0], &n, sizeof n) || n == 0)
+          return {};
+        std::vector<StepKey> keys(n);
+        if (!read_all(req[0], keys.data(), n * sizeof(StepKey)))
+          return {};
+        for (const sim::ChildResult& r : run_step_children(s, keys, simgrid_args, jobs)) {
+          const std::int32_t head[3] = {static_cast<std::int32_t>(r.outcome), r.exit_code, r.signal};
+          if (!write_all(resp[1], head, sizeof head) || !write_text(resp[1], r.payload) ||
+              !write_text(resp[1], r.message))
+            return {};
+        }
+      }
+    });
+    close(req[0]);
+    close(resp[1]);
+    to_   = req[1];
+    from_ = resp[0];
+  }
+  ~StepChildServer()
+  {
+    const std::uint64_t none = 0; // an empty batch: the server's end
+    write_all(to_, &none, sizeof none);
+    close(to_);
+    close(from_);
+    server_->wait();
+  }
+  StepChildServer(const StepChildServer&)            = delete;
+  StepChildServer& operator=(const StepChildServer&) = delete;
+
+  std::vector<sim::ChildResult> run(const std::vector<StepKey>& keys)
+  {
+    const std::uint64_t n = keys.size();
+    if (!write_all(to_, &n, sizeof n) || !write_all(to_, keys.data(), n * sizeof(StepKey)))
+      throw InternalError("step-time oracle: the process forking the step children is gone");
+    std::vector<sim::ChildResult> out(keys.size());
+    for (sim::ChildResult& r : out) {
+      std::int32_t head[3];
+      if (!read_all(from_, head, sizeof head) || !read_text(from_, r.payload) || !read_text(from_, r.message))
+        throw InternalError("step-time oracle: the process forking the step children died");
+      r.outcome   = static_cast<sim::ChildOutcome>(head[0]);
+      r.exit_code = head[1];
+      r.signal    = head[2];
+    }
+    return out;
+  }
+
+private:
+  std::optional<sim::ChildProcess> server_;
+  int to_   = -1;
+  int from_ = -1;
+};
 
 EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args, sim::EngineKind engine,
                            bool share_shapes)
@@ -254,19 +401,20 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
     ++simulated_;
     ++replayed_;
   }
-  std::deque<std::pair<sim::ChildProcess, std::size_t>> running; // collected in start order
-  std::size_t next_child = 0;
-  while (next_child < in_child.size() || !running.empty()) {
-    while (next_child < in_child.size() && static_cast<int>(running.size()) < jobs_) {
-      const std::size_t next = in_child[next_child++];
-      const StepKey& key     = keys[next];
-      running.emplace_back(sim::ChildProcess([&] { return step_in_child(scenario_, key, simgrid_args_); }), next);
-      ++simulated_;
-    }
-    const std::size_t i      = running.front().second;
-    const sim::ChildResult r = running.front().first.wait();
+  std::vector<sim::ChildResult> results;
+  if (!in_child.empty()) {
+    if (!children_)
+      children_ = std::make_unique<StepChildServer>(scenario_, simgrid_args_, jobs_);
+    std::vector<StepKey> batch;
+    for (const std::size_t i : in_child)
+      batch.push_back(keys[i]);
+    results = children_->run(batch);
+    simulated_ += static_cast<long>(in_child.size());
+  }
+  for (std::size_t c = 0; c < in_child.size(); ++c) {
+    const std::size_t i      = in_child[c];
+    const sim::ChildResult r = std::move(results[c]);
     const std::string shape  = keys[i].to_string();
-    running.pop_front();
     if (r.outcome == sim::ChildOutcome::input_error)
       throw InputError(scenario_.file, 0, 0, "workload", fmt::format("step {}: {}", shape, r.message));
     if (r.outcome == sim::ChildOutcome::killed)

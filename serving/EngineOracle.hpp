@@ -2,18 +2,23 @@
  * shape is simulated in a forked child (the scenario's deployment at the shape, DP padding to the shape's tokens); up
  * to `jobs` children run at once and pass their StepTime back through a pipe. With `replay` or `auto` a shape whose
  * replay is exact (sim/engine/StepEngine) is replayed in this process, the others (auto) in SimGrid children as above.
+ * The children are forked by a helper process the oracle forks once, at its first such shape, while this process's
+ * heap is still small: a fork of this process at every shape made both it and each child take a copy-on-write fault
+ * on each page they then wrote, and each child allocate in this process's fragmented heap.
  */
 #pragma once
 #include "config/Scenario.hpp"
 #include "serving/StepTimeOracle.hpp"
 #include "sim/engine/StepEngine.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace dbosim::serving {
 
 class StepDiskTable;
+class StepChildServer;
 
 class EngineOracle : public StepTimeOracle {
 public:
@@ -47,6 +52,8 @@ private:
   StepDiskTable* disk_work_  = nullptr;
   long simulated_            = 0;
   long replayed_             = 0;
+  /** The process that forks the step children (see EngineOracle.cpp), started at the first shape that needs one. */
+  std::unique_ptr<StepChildServer> children_;
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */

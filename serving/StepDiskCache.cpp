@@ -35,13 +35,6 @@ std::string read_bytes(const fs::path& path)
   return bytes;
 }
 
-/** This dbosim build: the digest of its executable (a cost model changed in any other build prices anew). */
-const std::string& build_id()
-{
-  static const std::string id = fmt::format("{:016x}", content_hash(read_bytes(self_exe("the step cache"))));
-  return id;
-}
-
 std::string key_text(const StepKey& k)
 {
   return fmt::format("{} {} {} {} {} {} {} {}", k.phase == models::Phase::prefill ? 1 : 0, k.tokens, k.batch,
@@ -93,6 +86,13 @@ std::string hex(double v) { return fmt::format(" {:a}", v); }
 
 } // namespace
 
+const std::string& dbosim_build_id()
+{
+  // A cost model changed in any other build prices anew.
+  static const std::string id = fmt::format("{:016x}", content_hash(read_bytes(self_exe("the step cache"))));
+  return id;
+}
+
 std::string step_cache_dir()
 {
   const char* dir = std::getenv(env_name);
@@ -123,7 +123,7 @@ void set_step_cache_dir(const std::string& dir, const std::string& flag)
 }
 
 StepDiskTable::StepDiskTable(const std::string& dir, const std::string& owner)
-    : key_(fmt::format("build {}\n{}", build_id(), owner))
+    : key_(fmt::format("build {}\n{}", dbosim_build_id(), owner))
 {
   file_ = fs::path(dir) / fmt::format("{:016x}.steps", content_hash(key_));
   load();

@@ -24,6 +24,9 @@
 
 namespace dbosim::serving {
 
+/** @brief This dbosim build: the content_hash of its executable, in hex (read once a process). */
+const std::string& dbosim_build_id();
+
 /** @brief The folder DBOSIM_STEP_CACHE names, or "" (the cache off). */
 std::string step_cache_dir();
 

@@ -3,8 +3,8 @@
 #   bench/search/run.sh [BUILD_DIR]        (default: build)
 # 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto);
 # 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 16 launchable serving points of 32 swept) and a 1,024-point serving plan
-#    (bench/search/plan_1k.yaml); the shipped plan again into an empty --step-cache and a second time over it (the
-#    step times from disk: nothing simulated again), its points.csv compared with the first run's;
+#    (bench/search/plan_1k.yaml); the shipped plan again into an empty --step-cache and a second time over it (each
+#    point's result from the point cache: no point run again), its points.csv compared with the first run's;
 # 3. the EP1024 DeepSeek-V3 DBO decode step, every rank simulated, default trace (build/bench/cluster_step_bench
 #    measures the same step inside one process).
 set -euo pipefail
