@@ -10,7 +10,7 @@
 namespace dbosim {
 
 /** Most steps one serving run may take: each is scheduled, priced and written as a steps.csv row (measured: 200,180
- *  steps of an EP8 run took 34 s of CPU and wrote 24 MB, ~0.17 ms and ~120 bytes a step; docs/model.md). */
+ *  steps of an EP8 run took 11 s of CPU and wrote 24 MB, ~0.06 ms and ~120 bytes a step; docs/model.md). */
 inline constexpr double max_serving_steps = 1048576.0;
 
 /** @brief Requests that can run in one step at most: the client's max_concurrency (0: every request), and each DP

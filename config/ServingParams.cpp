@@ -39,7 +39,7 @@ void add_serving_params(std::vector<ParamDecl>& p)
       "workload.max_concurrency", "requests", 0, 0, 1000000,
       "Requests in flight at most (--max-concurrency); 0: unlimited. A serving run takes at least its expected output "
       "tokens / (requests running at once x tokens a step) steps, bounded at 2^20 (exit 2 beyond: each step costs "
-      "~0.17 ms of CPU and a steps.csv row, docs/model.md)",
+      "~0.06 ms of CPU and a steps.csv row, docs/model.md)",
       [](Scenario & s) -> auto& { return s.requests.max_concurrency; }));
   p.push_back(double_param(
       "workload.request_rate", "req/s", 0.0, 0.0, 1e9,
