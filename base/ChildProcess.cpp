@@ -1,5 +1,6 @@
 #include "base/ChildProcess.hpp"
 
+#include "base/ByteIo.hpp"
 #include "base/InputError.hpp"
 
 #include <fcntl.h>
@@ -33,22 +34,6 @@ const char* child_outcome_name(ChildOutcome o)
 
 namespace {
 
-/** Writes all of `s` (a pipe takes more than its buffer in pieces, as the parent reads); false when the reader is
- *  gone. */
-bool write_all(int fd, const std::string& s)
-{
-  std::size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 /** The child's side: runs `fn`, ships its result or its error's message, and leaves with the outcome's exit code. */
 [[noreturn]] void child_main(const std::function<std::string()>& fn, int fd)
 {
@@ -66,7 +51,7 @@ bool write_all(int fd, const std::string& s)
     rc  = 1;
     out = "an exception that is not a std::exception";
   }
-  if (!write_all(fd, out) && rc == 0)
+  if (!write_all(fd, out.data(), out.size()) && rc == 0)
     rc = 1;
   close(fd);
   std::fflush(stdout);

@@ -2,6 +2,7 @@
 
 #include "serving/StepDiskCache.hpp"
 
+#include "base/ByteIo.hpp"
 #include "base/ChildProcess.hpp"
 #include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
@@ -18,7 +19,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 
 #include <cstdlib>
@@ -192,36 +192,6 @@ std::string step_in_child(const Deployment& s, const StepKey& key, const std::ve
   const models::QuietCosts quiet;
   const StepTime t = simulate_step_here(s, key, simgrid_args);
   return std::string(reinterpret_cast<const char*>(&t), sizeof t);
-}
-
-bool write_all(int fd, const void* data, std::size_t n)
-{
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, std::size_t n)
-{
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
 }
 
 bool write_text(int fd, const std::string& s)

@@ -1,6 +1,7 @@
 #include "serving/PointDiskCache.hpp"
 
 #include "base/AtomicFile.hpp"
+#include "base/ByteIo.hpp"
 #include "base/ContentHash.hpp"
 #include "base/InputError.hpp"
 #include "config/DataDir.hpp"
@@ -12,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 namespace dbosim::serving {
@@ -22,18 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* header = "dbosim point result 1";
-
-std::optional<std::string> read_bytes(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad())
-    return std::nullopt;
-  return std::move(s).str();
-}
 
 /** The shared libraries this process has mapped, each as "path size mtime" (sorted, one a line). */
 std::string mapped_libraries()
@@ -125,7 +113,7 @@ std::optional<std::uint64_t> PointDiskCache::input_hash(const std::string& path)
 {
   auto it = seen_.find(path);
   if (it == seen_.end()) {
-    const std::optional<std::string> bytes = read_bytes(path);
+    const std::optional<std::string> bytes = read_file_bytes(path);
     it = seen_.emplace(path, bytes ? std::optional<std::uint64_t>(content_hash(*bytes)) : std::nullopt).first;
   }
   return it->second;
@@ -135,7 +123,7 @@ std::optional<std::vector<PointFile>> PointDiskCache::find(const std::string& ke
 {
   note                                  = "";
   const std::string path                = entry_path(key);
-  const std::optional<std::string> text = read_bytes(path);
+  const std::optional<std::string> text = read_file_bytes(path);
   if (!text)
     return std::nullopt; // no entry
   Reader r{*text};

@@ -1,6 +1,7 @@
 #include "serving/StepDiskCache.hpp"
 
 #include "base/AtomicFile.hpp"
+#include "base/ByteIo.hpp"
 #include "base/ContentHash.hpp"
 #include "base/InputError.hpp"
 #include "base/SelfExe.hpp"
@@ -22,18 +23,6 @@ namespace {
 
 constexpr const char* env_name = "DBOSIM_STEP_CACHE";
 constexpr const char* header   = "dbosim step cache 1";
-
-std::string read_bytes(const fs::path& path)
-{
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    return {};
-  std::string bytes(static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    return {};
-  return bytes;
-}
 
 std::string key_text(const StepKey& k)
 {
@@ -89,7 +78,8 @@ std::string hex(double v) { return fmt::format(" {:a}", v); }
 const std::string& dbosim_build_id()
 {
   // A cost model changed in any other build prices anew.
-  static const std::string id = fmt::format("{:016x}", content_hash(read_bytes(self_exe("the step cache"))));
+  static const std::string id =
+      fmt::format("{:016x}", content_hash(read_file_bytes(self_exe("the step cache")).value_or("")));
   return id;
 }
 
@@ -155,7 +145,7 @@ void StepDiskTable::put(const StepKey& key, const RankWork& w)
 
 void StepDiskTable::load()
 {
-  std::string text = read_bytes(file_);
+  std::string text = read_file_bytes(file_.string()).value_or("");
   // Header, "key LEN", the key's text, then one record a line (see the file's comment); lines parsed in place.
   const std::string head = fmt::format("{}\nkey {}\n", header, key_.size());
   if (text.compare(0, head.size(), head) != 0 || text.compare(head.size(), key_.size(), key_) != 0 ||
