@@ -337,8 +337,8 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
   close(fds[0]);
 }
 
-/** Each point's folder, exit code (-1: not run yet; 0 for a point an earlier run finished under --resume) and step
- *  fingerprint (the points a worker runs together). */
+/** Each point's folder, exit code (-1: not run yet; 0 for a point an earlier run finished under --resume or the point
+ *  cache held), step fingerprint (the points a worker runs together) and point-cache key. */
 struct SweepPoints {
   std::vector<std::vector<std::size_t>> indices; ///< per point, each axis's value
   std::vector<std::string> dirs;
