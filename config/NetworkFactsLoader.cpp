@@ -137,7 +137,6 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   f.deepep_ll_dispatch_recv_fixed_us = recv_fixed_us("deepep_ll_dispatch_recv_fixed");
   f.deepep_ll_combine_recv_fixed_us  = recv_fixed_us("deepep_ll_combine_recv_fixed");
   f.ht_chunks                        = ht_chunks(root, f);
-  f.nccl_channels                    = sourced_int(root, "nccl_channels", 1, 1024, f);
   mori(root, f);
   scale_up(root, f);
   root.finish();

@@ -3,6 +3,7 @@
  * HuggingFace quantization_config). A format the GPU cannot run is an input error naming the key. */
 #include "config/ParamHelpers.hpp"
 #include "config/YamlMap.hpp"
+#include "models/All2AllTable.hpp"
 #include "models/Precision.hpp"
 
 #include <fmt/format.h>
@@ -109,11 +110,12 @@ void add_precision_params(std::vector<ParamDecl>& p)
                           "KV-cache dtype (vLLM --kv-cache-dtype): the attention kernels' KV bytes and the KV blocks "
                           "that fit in HBM; auto: the model's",
                           &PrecisionConfig::kv_cache_dtype));
-  p.push_back(dtype_param("dispatch_dtype", {{"bf16", DType::bf16}, {"fp8", DType::fp8}, {"nvfp4", DType::fp4}},
-                          "model",
-                          "All-to-all dispatch payload (fp8: one fp32 scale per 128, DeepEP low-latency's; nvfp4: one "
-                          "E4M3 per 16, vLLM VLLM_DEEPEPLL_NVFP4_DISPATCH); default: the model's dtypes.dispatch",
-                          &PrecisionConfig::dispatch_dtype));
+  p.push_back(
+      dtype_param("dispatch_dtype", {{"bf16", DType::bf16}, {"fp8", DType::fp8}, {"nvfp4", DType::fp4}}, "model",
+                  "All-to-all dispatch payload (fp8: one fp32 scale per 128, DeepEP low-latency's; nvfp4: one "
+                  "E4M3 per 16, vLLM VLLM_DEEPEPLL_NVFP4_DISPATCH); default: the model's dtypes.dispatch, or BF16 "
+                  "where the backend gathers unquantized activations (nccl)",
+                  &PrecisionConfig::dispatch_dtype));
   p.push_back(dtype_param("combine_dtype", {{"bf16", DType::bf16}, {"fp8", DType::fp8}, {"nvfp4", DType::fp4}}, "model",
                           "All-to-all combine payload; default: the model's dtypes.combine (BF16)",
                           &PrecisionConfig::combine_dtype));
@@ -143,6 +145,8 @@ void apply_precision(const YamlMap& root, const YamlMap& section, bool has_secti
     m.kv_dtype = *s.precision.kv_cache_dtype;
   if (s.precision.dispatch_dtype)
     m.dispatch_dtype = *s.precision.dispatch_dtype;
+  else if (!models::all2all_traits_of(s.parallel.backend).quantized_dispatch)
+    m.dispatch_dtype = DType::bf16; // the backend moves the activations as the layer holds them
   if (s.precision.combine_dtype)
     m.combine_dtype = *s.precision.combine_dtype;
   const std::pair<const char*, DType> payloads[] = {{"dispatch_dtype", m.dispatch_dtype},

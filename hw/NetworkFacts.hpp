@@ -36,7 +36,6 @@ struct NetworkFacts {
     std::vector<int> ep;
     std::vector<int> dispatch_nvl, dispatch_rdma, combine_nvl, combine_rdma;
   } ht_chunks;
-  int nccl_channels = 0; ///< NCCL: concurrent channels (per-peer messages in flight)
   /** MoRI-EP (ROCm/mori) kernel facts (`mori:` in the file; absent: the mori backend cannot run on this fabric). */
   struct Mori {
     bool present = false;

@@ -341,56 +341,58 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   return out;
 }
 
-/*** NCCL all-to-all: one send/recv pair per peer, per-peer messages, `channels` of them in flight ***/
+/*** NCCL all-gather before the experts and reduce-scatter after them (vLLM's allgather_reducescatter,
+ *   vllm/distributed/device_communicators/all2all.py AgRsAll2AllManager: all_gatherv / reduce_scatterv; TensorRT-LLM's
+ *   attention-DP MoE inside one NVLink domain, tensorrt_llm/_torch/modules/fused_moe.py): every rank receives every
+ *   other rank's tokens, whichever experts they chose, and sends back the partial sums of all of them. NCCL's rings:
+ *   NVLink inside a node, one ring per NIC rail across nodes ***/
 
-std::vector<RankComm> nccl_a2a(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+/** @brief The tokens of each rank: its row of token-expert copies over top_k (every rank's the same under a
+ *  one-row balanced matrix, computed once). */
+std::vector<double> tokens_per_rank(const RoutingMatrix& rm, int top_k)
+{
+  auto row_tokens = [&](int p) {
+    double copies = 0;
+    for (int q = 0; q < rm.ep; ++q)
+      copies += cell(rm.copies, p, q);
+    return copies / top_k;
+  };
+  if (has_one_row(rm))
+    return std::vector<double>(rm.ep, row_tokens(0));
+  std::vector<double> tokens(rm.ep);
+  for (int p = 0; p < rm.ep; ++p)
+    tokens[p] = row_tokens(p);
+  return tokens;
+}
+
+std::vector<RankComm> nccl_agrs(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
 {
   check(ctx, kind);
   const Layout l{rm.ep, ctx.gpus_per_node};
-  const bool tr         = kind == OpKind::C;
-  const double b        = copy_bytes(kind, *ctx.model);
+  const ModelSpec& m    = *ctx.model;
   const NetworkFacts& n = *ctx.net;
-  const double rdma_lat = rdma_latency_us(l, ctx);
-  const int channels    = std::max(1, n.nccl_channels);
+  // Dispatch gathers each token's row with its top-k expert ids and weights (int32, fp32); combine scatters every
+  // token's partial sum over this rank's experts (the combine dtype) back to the token's rank.
+  constexpr double topk_entry_bytes = 4;
+  const double b =
+      kind == OpKind::D ? dispatch_bytes_per_copy(m) + 2 * m.top_k * topk_entry_bytes : combine_bytes_per_copy(m);
+  const std::vector<double> tokens = tokens_per_rank(rm, m.top_k);
+  const double all_tokens          = std::accumulate(tokens.begin(), tokens.end(), 0.0);
+  const bool internode             = l.nodes() > 1;
+  // A ring of ep ranks takes ep - 1 steps, each as slow as its slowest hop.
+  const double ring_latency_us = (rm.ep - 1) * (internode ? rdma_latency_us(l, ctx) : ctx.hw->nvlink_latency_us);
   std::vector<RankComm> out(rm.ep);
-  const PricedRanks pr = priced_ranks(rm, l, ctx);
-  for (int r : pr.priced) {
-    double nvl = 0, rdma = 0, nvl_n = 0, rdma_n = 0, spine = 0, pair = 0;
-    for (int p = 0; p < rm.ep; ++p) {
-      if (p == r)
-        continue;
-      const double m = std::max(at(rm.rank_dedup, tr, r, p), at(rm.rank_dedup, tr, p, r)) * b;
-      (l.node(p) == l.node(r) ? nvl : rdma) += m;
-      (l.node(p) == l.node(r) ? nvl_n : rdma_n) += 1;
-      if (l.node(p) == l.node(r))
-        pair = std::max(pair, m);
-      if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p))
-        spine += m;
-    }
+  for (int r = 0; r < rm.ep; ++r) {
     RankComm& c         = out[r];
-    c.nvlink_bytes      = nvl;
-    c.rdma_bytes        = rdma;
-    const double t_nvl  = nvl_n > 0 ? nvl /
-                                         (n.nvlink_achievable_bytes_per_s *
-                                          NetworkFacts::efficiency(nvl / nvl_n, n.nvlink_message_overhead_bytes)) *
-                                         1e6
-                                    : 0.0;
-    const double t_mesh = mesh_pair_us(pair, pair, ctx);
-    const double t_rdma = rdma_n > 0
-                              ? rdma_us(rdma, spine,
-                                        n.nic_achievable_bytes_per_s *
-                                            NetworkFacts::efficiency(rdma / rdma_n, n.nic_message_overhead_bytes),
-                                        ctx)
-                              : 0.0;
-    // Peers are served `channels` at a time; each round pays a latency.
-    const double rounds = std::max(1.0, (nvl_n + rdma_n) / channels);
-    const double lat    = rounds * (rdma_n > 0 ? rdma_lat : ctx.hw->nvlink_latency_us);
-    c.duration_us       = lat + std::max({t_nvl, t_mesh, t_rdma});
-    c.reported_bytes    = nvl + rdma;
-    c.bottleneck = t_rdma >= std::max(t_nvl, t_mesh) ? (rdma > 0 ? CommBottleneck::rdma : CommBottleneck::latency)
-                                                     : CommBottleneck::nvlink;
+    const double in     = (all_tokens - tokens[r]) * b; // a ring sends on as much as it receives
+    c.nvlink_bytes      = in;
+    c.rdma_bytes        = internode ? in / l.gpn : 0.0; // the rail rings share the node's NICs
+    const double t_nvl  = in / n.nvlink_achievable_bytes_per_s * 1e6;
+    const double t_rdma = internode ? rdma_us(c.rdma_bytes, 0.0, n.nic_achievable_bytes_per_s, ctx) : 0.0;
+    c.duration_us       = ring_latency_us + std::max(t_nvl, t_rdma);
+    c.reported_bytes    = all_tokens * b; // nccl-tests' size: the gathered (or reduced) buffer
+    c.bottleneck        = t_rdma > t_nvl ? CommBottleneck::rdma : CommBottleneck::nvlink;
   }
-  copy_classes(pr, out);
   return out;
 }
 

@@ -20,7 +20,7 @@
   X(deepep_high_throughput, deepep_ht)                                                                                 \
   X(deepep_low_latency, deepep_ll)                                                                                     \
   X(deepep_v2, deepep_ht)                                                                                              \
-  X(nccl, nccl_a2a)                                                                                                    \
+  X(nccl, nccl_agrs)                                                                                                   \
   X(mori, mori_ep)
 
 namespace dbosim::models {
@@ -76,6 +76,10 @@ struct All2AllTraits {
   All2AllFlag has_recv_hook;
   /** it hands the experts a masked [experts, max tokens, hidden] buffer (no permute/unpermute) */
   All2AllFlag masked_expert_input;
+  /** the engine quantizes the activations before the dispatch, so it moves the model's dtypes.dispatch; off: the
+   *  collective moves the activations as the layer holds them (BF16) and the experts quantize after it, unless
+   *  precision.dispatch_dtype names a payload */
+  All2AllFlag quantized_dispatch;
   All2AllFlag dbo;           ///< dbosim accepts it under DBO (vLLM's micro-batching needs DeepEP's split send/recv)
   All2AllFlag async_combine; ///< it has finalize_async: overlap.async_combine is allowed
   /** vLLM adds the fused-MoE custom ops (moe_forward, moe_forward_shared) to the splitting ops of its piecewise CUDA
@@ -104,6 +108,7 @@ inline constexpr All2AllTraits all2all_traits[] = {
      .whole_sm_ctas        = true,
      .has_recv_hook        = false,
      .masked_expert_input  = false,
+     .quantized_dispatch   = true,
      .dbo                  = true,
      .async_combine        = true,
      .piecewise_splits_moe = true,
@@ -121,6 +126,7 @@ inline constexpr All2AllTraits all2all_traits[] = {
      .whole_sm_ctas        = false,
      .has_recv_hook        = true,
      .masked_expert_input  = true,
+     .quantized_dispatch   = true,
      .dbo                  = true,
      .async_combine        = true,
      .piecewise_splits_moe = false,
@@ -139,6 +145,7 @@ inline constexpr All2AllTraits all2all_traits[] = {
      .whole_sm_ctas        = false,
      .has_recv_hook        = false,
      .masked_expert_input  = false,
+     .quantized_dispatch   = true,
      .dbo                  = true,
      .async_combine        = true,
      .piecewise_splits_moe = false,
@@ -151,20 +158,26 @@ inline constexpr All2AllTraits all2all_traits[] = {
                                            "finalize_async"},
      .platform             = Platform::cuda},
     {.name                 = "nccl",
-     .doc                  = "NCCL all-to-all: per-peer send/recv, per-message efficiency, channels in flight",
+     .doc                  = "NCCL all-gather of every rank's tokens before the experts, reduce-scatter of their "
+                             "partial sums after (vLLM allgather_reducescatter; TensorRT-LLM attention DP in a node)",
      .backend              = All2AllBackend::nccl,
      .holds_sms            = true,
      .honours_dbo_comm_sms = false,
      .whole_sm_ctas        = false,
      .has_recv_hook        = false,
      .masked_expert_input  = false,
+     .quantized_dispatch   = false,
      .dbo                  = false,
      .async_combine        = false,
      .piecewise_splits_moe = false,
      .vllm_name            = "allgather_reducescatter",
      .vllm_ubatching       = false,
-     .dispatch             = {1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py"},
-     .combine              = {1, "ncclAllToAll-style send/recv", "vllm/distributed/device_communicators/all2all.py"},
+     .dispatch             = {1, "NCCL all-gather of the hidden states with the top-k ids and weights",
+                              "vllm/distributed/device_communicators/all2all.py: AgRsAll2AllManager.dispatch "
+                                          "(all_gatherv)"},
+     .combine              = {1, "NCCL reduce-scatter of the experts' partial sums",
+                              "vllm/distributed/device_communicators/all2all.py: AgRsAll2AllManager.combine "
+                                           "(reduce_scatterv)"},
      .platform             = any_platform},
     {.name                 = "mori",
      .doc                  = "MoRI-EP (ROCm): IntraNode push kernels over the xGMI mesh, one copy per (token, rank); "
@@ -175,6 +188,7 @@ inline constexpr All2AllTraits all2all_traits[] = {
      .whole_sm_ctas        = false,
      .has_recv_hook        = false,
      .masked_expert_input  = false,
+     .quantized_dispatch   = true,
      .dbo                  = false,
      .async_combine        = false,
      .piecewise_splits_moe = false,

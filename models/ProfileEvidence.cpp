@@ -50,7 +50,10 @@ const std::vector<FamilyInputs>& family_inputs()
        {},
        {"nvlink_achievable_bandwidth", "nic_achievable_bandwidth", "nvlink_message_overhead", "nic_message_overhead",
         "switch_latency", "deepep_call_fixed", "deepep_ll_dispatch_recv_fixed", "deepep_ll_combine_recv_fixed"}},
-      {"nccl", {}, {}, {"nccl_channels", "nvlink_achievable_bandwidth", "nic_achievable_bandwidth"}},
+      {"nccl",
+       {},
+       {"nvlink_latency", "nic_latency"},
+       {"nvlink_achievable_bandwidth", "nic_achievable_bandwidth", "switch_latency"}},
   };
   return all;
 }

@@ -232,3 +232,57 @@ TEST_CASE("models::All2AllTable: each row's platform drives the scenario rule", 
     }
   }
 }
+
+TEST_CASE("models::All2AllTable: each row's quantized_dispatch trait drives the dispatch payload", "[quick]")
+{
+  for (const All2AllTraits& t : models::all2all_traits) {
+    INFO(t.name);
+    test::TempDir dir;
+    const Scenario s = load_scenario(dir.write("case.yaml", scenario_yaml(t.name, "enable_dbo: false")));
+    // DeepSeek-V3's zoo entry dispatches FP8: kept where the engine quantizes first, the activations' BF16 elsewhere
+    CHECK(s.model.dispatch_dtype == (t.quantized_dispatch ? models::DType::fp8 : models::DType::bf16));
+    const Scenario set = load_scenario(
+        dir.write("set.yaml", scenario_yaml(t.name, "enable_dbo: false") + "precision: {dispatch_dtype: fp8}\n"));
+    CHECK(set.model.dispatch_dtype == models::DType::fp8); // a payload the scenario names wins
+  }
+}
+
+TEST_CASE("models::All2AllModel: nccl gathers every rank's tokens and scatters their sums back", "[quick]")
+{
+  models::ModelSpec v3           = load_model_zoo("deepseek-v3");
+  v3.dispatch_dtype              = models::DType::bf16;
+  const models::HwProfile hw     = load_hw_profile("h200");
+  const models::NetworkFacts net = load_network_facts("h200");
+  const models::All2AllContext ctx{&v3, &hw, &net, 8, 0, 1};
+  const double nvl_bw = net.nvlink_achievable_bytes_per_s;
+  models::RoutingSpec balanced;
+  models::RoutingSpec skewed;
+  skewed.dist = models::RoutingDist::zipf;
+  for (const int tokens : {16, 128, 1024}) {
+    INFO(tokens);
+    for (const models::RoutingSpec& spec : {balanced, skewed}) {
+      const auto rm = models::route_tokens(spec, models::place_experts(spec, 256, 8), 256, 8, 8, 8, tokens);
+      const auto d  = models::all2all_per_rank(models::All2AllBackend::nccl, OpKind::D, rm, ctx);
+      const auto c  = models::all2all_per_rank(models::All2AllBackend::nccl, OpKind::C, rm, ctx);
+      // whatever the experts chose, each rank receives the 7 other ranks' tokens: the hidden row (BF16) with its
+      // top-k ids and weights, then the BF16 partial sums of its own tokens from each of them
+      const double row_bytes = 7168 * 2.0 + 8 * 8.0;
+      for (int r = 0; r < 8; ++r) {
+        CHECK(d[r].nvlink_bytes == Approx(7.0 * tokens * row_bytes));
+        CHECK(d[r].duration_us == Approx(7 * hw.nvlink_latency_us + 7.0 * tokens * row_bytes / nvl_bw * 1e6));
+        CHECK(c[r].nvlink_bytes == Approx(7.0 * tokens * 7168 * 2.0));
+        CHECK(d[r].rdma_bytes == 0);
+      }
+    }
+  }
+  SECTION("across nodes the rail rings share each node's NICs")
+  {
+    const models::All2AllContext two_nodes{&v3, &hw, &net, 8, 0, 1};
+    models::RoutingSpec spec;
+    const auto rm = models::route_tokens(spec, models::place_experts(spec, 256, 16), 256, 8, 16, 8, 512);
+    const auto d  = models::all2all_per_rank(models::All2AllBackend::nccl, OpKind::D, rm, two_nodes);
+    CHECK(d[0].rdma_bytes == Approx(d[0].nvlink_bytes / 8));
+    CHECK(d[0].nvlink_bytes == Approx(15.0 * 512 * (7168 * 2.0 + 64)));
+    CHECK(d[0].duration_us > d[0].nvlink_bytes / nvl_bw * 1e6); // an RDMA hop per ring step, and the NIC's rate
+  }
+}
