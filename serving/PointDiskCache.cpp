@@ -11,8 +11,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <set>
 #include <system_error>
 
 namespace dbosim::serving {
@@ -22,27 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* header = "dbosim point result 1";
-
-/** The shared libraries this process has mapped, each as "path size mtime" (sorted, one a line). */
-std::string mapped_libraries()
-{
-  std::set<std::string> libs;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const std::size_t slash = line.find('/');
-    if (slash != std::string::npos && line.find(".so", slash) != std::string::npos)
-      libs.insert(line.substr(slash));
-  }
-  std::string out;
-  for (const std::string& lib : libs) {
-    std::error_code ec;
-    const auto size = fs::file_size(lib, ec);
-    const auto time = fs::last_write_time(lib, ec);
-    out += fmt::format("lib {} {} {}\n", lib, ec ? 0 : size, ec ? 0 : time.time_since_epoch().count());
-  }
-  return out;
-}
 
 /** A cursor over an entry's text; any read past its end or off its format sets `bad`. */
 struct Reader {
@@ -92,7 +69,7 @@ bool split_counted(const std::string& line, const std::string& word, std::uint64
 
 const std::string& point_build_identity()
 {
-  static const std::string id = fmt::format("exe {}\n{}", dbosim_build_id(), mapped_libraries());
+  static const std::string id = fmt::format("build {}\n", dbosim_build_id());
   return id;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <system_error>
 #include <unistd.h>
 
@@ -73,13 +74,40 @@ struct Fields {
 
 std::string hex(double v) { return fmt::format(" {:a}", v); }
 
+/** @brief The shared libraries this process has mapped, each as "lib PATH SIZE MTIME" (sorted, one a line). */
+std::string mapped_libraries()
+{
+  std::set<std::string> libs;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const std::size_t slash = line.find('/');
+    if (slash != std::string::npos && line.find(".so", slash) != std::string::npos)
+      libs.insert(line.substr(slash));
+  }
+  std::string out;
+  for (const std::string& lib : libs) {
+    std::error_code ec;
+    const auto size = fs::file_size(lib, ec);
+    const auto time = fs::last_write_time(lib, ec);
+    out += fmt::format("lib {} {} {}\n", lib, ec ? 0 : size, ec ? 0 : time.time_since_epoch().count());
+  }
+  return out;
+}
+
 } // namespace
+
+const std::string& build_identity_text()
+{
+  static const std::string text = fmt::format(
+      "exe {:016x}\n{}", content_hash(read_file_bytes(self_exe("the step cache")).value_or("")), mapped_libraries());
+  return text;
+}
 
 const std::string& dbosim_build_id()
 {
-  // A cost model changed in any other build prices anew.
-  static const std::string id =
-      fmt::format("{:016x}", content_hash(read_file_bytes(self_exe("the step cache")).value_or("")));
+  // A cost model changed in any other build, or another SimGrid (or any library) under this one, prices anew.
+  static const std::string id = fmt::format("{:016x}", content_hash(build_identity_text()));
   return id;
 }
 

@@ -5,11 +5,12 @@
  * A table holds the shapes of one owner: the scenario's step fingerprint (its text without the request stream, the
  * model, profile and network it names, and the content digest of every file it read: profile, network facts, zoo
  * model, histogram; so precision, parallelism, backend, schedule and engine options are all in it), the engine and
- * its SimGrid options, and this dbosim build (the digest of its executable: another build prices anew). Its file is
- * DIR/<content_hash of that key>.steps, text: a header line, the key's length and text (compared on load, so a
- * collision is a miss), then one line per shape, "t" (a StepTime) or "w" (a RankWork), the StepKey's fields and the
- * values as hexadecimal floats (exact). A file that does not parse, or holds another key, is ignored (every shape in
- * it is simulated again); a shape is never priced from a guess.
+ * its SimGrid options, and this dbosim build (the digest of its executable and the shared libraries it runs on: another
+ * build, or another SimGrid under it, prices anew). Its file is DIR/<content_hash of that key>.steps, text: a header
+ * line, the key's length and text (compared on load, so a collision is a miss), then one line per shape, "t" (a
+ * StepTime) or "w" (a RankWork), the StepKey's fields and the values as hexadecimal floats (exact). A file that does
+ * not parse, or holds another key, is ignored (every shape in it is simulated again); a shape is never priced from a
+ * guess.
  *
  * Writers: a table is re-read and merged before each write, then written to a temporary sibling and renamed
  * (base/AtomicFile), so a reader sees a whole file, the old or the new; two writers at once may lose one's new
@@ -24,7 +25,11 @@
 
 namespace dbosim::serving {
 
-/** @brief This dbosim build: the content_hash of its executable, in hex (read once a process). */
+/** @brief What this build is made of: the content_hash of its executable and each shared library it has mapped (path,
+ *  size, modification time), one a line (read once a process). */
+const std::string& build_identity_text();
+
+/** @brief This dbosim build: the content_hash of build_identity_text(), in hex. */
 const std::string& dbosim_build_id();
 
 /** @brief The folder DBOSIM_STEP_CACHE names, or "" (the cache off). */

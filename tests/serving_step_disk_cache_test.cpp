@@ -2,12 +2,14 @@
  * written with; a damaged file or another key's is a miss, never an error; an oracle with the cache on simulates a
  * shape the cache holds no more; and the digest of a scenario's input files follows their bytes, not their paths. */
 #include "TempDir.hpp"
+#include "base/ContentHash.hpp"
 #include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "serving/EngineOracle.hpp"
 #include "serving/StepDiskCache.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -151,4 +153,16 @@ TEST_CASE("serving::EngineOracle: with the step cache on, a shape it holds is no
   for (std::size_t i = 0; i < keys.size(); ++i)
     CHECK(same_bits(first[i], second[i]));
   unsetenv("DBOSIM_STEP_CACHE");
+}
+
+TEST_CASE("serving::dbosim_build_id: the executable and every shared library it runs on", "[quick]")
+{
+  const std::string& text = serving::build_identity_text();
+  CHECK(text.rfind("exe ", 0) == 0);
+  // SimGrid prices the shapes the replay cannot: another SimGrid under the same executable is another build
+  CHECK(text.find("libsimgrid") != std::string::npos);
+  for (std::size_t at = text.find("\nlib "); at != std::string::npos; at = text.find("\nlib ", at + 1))
+    CHECK(text.compare(at + 5, 1, "/") == 0); // an absolute path, then its size and modification time
+  CHECK(serving::dbosim_build_id() == fmt::format("{:016x}", content_hash(text)));
+  CHECK(serving::dbosim_build_id().size() == 16);
 }
