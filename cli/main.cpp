@@ -146,6 +146,18 @@ int run_verb(cli::RunOptions& run_opt, cli::SweepOptions& sweep_opt, cli::PlanOp
   return 1;
 }
 
+/** After a run with --step-cache: the folder's entries kept under the cap, and a line on stderr when some went. */
+void prune_step_cache(const std::string& dir, std::uintmax_t max_mb)
+{
+  constexpr std::uintmax_t mib            = std::uintmax_t{1} << 20;
+  const dbosim::serving::CachePrune prune = dbosim::serving::prune_step_cache(dir, max_mb * mib);
+  if (prune.removed > 0)
+    fmt::print(stderr,
+               "step cache: removed the {} least recently used entries of {} ({} -> {} MiB; --step-cache-max-mb "
+               "{})\n",
+               prune.removed, dir, prune.bytes_before / mib, prune.bytes_after / mib, max_mb);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -161,10 +173,17 @@ int main(int argc, char** argv)
   cli::PlanOptions plan_opt;
   CLI::App* plan = add_plan_command(app, plan_opt);
   std::string step_cache; // serving/StepDiskCache: the same folder for every verb that prices serving steps
-  for (CLI::App* verb : {run, sweep, plan})
+  std::uintmax_t step_cache_max_mb = 4096;
+  for (CLI::App* verb : {run, sweep, plan}) {
     verb->add_option("--step-cache", step_cache,
                      "Keep the serving step times in DIR across runs (also DBOSIM_STEP_CACHE=DIR): a later run over "
                      "the same model, profile, deployment and engine simulates none of them again (default: off)");
+    verb->add_option("--step-cache-max-mb", step_cache_max_mb,
+                     "With --step-cache: after the run, remove the least recently used entries of DIR while they "
+                     "hold more than this many MiB (down to 90% of it)")
+        ->check(CLI::Range(std::uintmax_t{1}, std::uintmax_t{1} << 30))
+        ->default_val(step_cache_max_mb);
+  }
   const ListCommands list = add_list_commands(app);
 
   CLI::App* validate = cli::add_validate_command(app);
@@ -178,7 +197,10 @@ int main(int argc, char** argv)
   try {
     if (!step_cache.empty())
       serving::set_step_cache_dir(step_cache, "--step-cache");
-    return run_verb(run_opt, sweep_opt, plan_opt, run, sweep, plan, list, validate);
+    const int rc = run_verb(run_opt, sweep_opt, plan_opt, run, sweep, plan, list, validate);
+    if (!step_cache.empty())
+      prune_step_cache(serving::step_cache_dir(), step_cache_max_mb);
+    return rc;
   } catch (const InputError& e) {
     fmt::print(stderr, "dbosim: error: {}\n", e.what());
     return 2;

@@ -122,6 +122,7 @@ std::optional<std::vector<PointFile>> PointDiskCache::find(const std::string& ke
     if (l == "end") {
       if (r.at != text->size())
         break;
+      touch_cache_entry(path); // used now: the last an entry prune_step_cache removes
       return files;
     }
     std::uint64_t v = 0;

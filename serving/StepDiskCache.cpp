@@ -15,6 +15,7 @@
 #include <set>
 #include <system_error>
 #include <unistd.h>
+#include <vector>
 
 namespace dbosim::serving {
 
@@ -140,6 +141,51 @@ void set_step_cache_dir(const std::string& dir, const std::string& flag)
   setenv(env_name, abs.string().c_str(), 1);
 }
 
+void touch_cache_entry(const fs::path& file)
+{
+  std::error_code ec;
+  fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
+}
+
+CachePrune prune_step_cache(const std::string& dir, std::uintmax_t max_bytes)
+{
+  struct Entry {
+    fs::file_time_type used;
+    std::uintmax_t bytes;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  CachePrune out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string ext = e.path().extension().string();
+    std::error_code fe;
+    if ((ext != ".steps" && ext != ".point") || !e.is_regular_file(fe))
+      continue;
+    Entry en{e.last_write_time(fe), e.file_size(fe), e.path()};
+    if (fe)
+      continue; // gone meanwhile (another process pruned it)
+    out.bytes_before += en.bytes;
+    entries.push_back(std::move(en));
+  }
+  out.bytes_after = out.bytes_before;
+  if (out.bytes_before <= max_bytes)
+    return out;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used != b.used ? a.used < b.used : a.path < b.path; });
+  const std::uintmax_t target = max_bytes / 10 * 9;
+  for (const Entry& en : entries) {
+    if (out.bytes_after <= target)
+      break;
+    std::error_code re;
+    if (fs::remove(en.path, re)) {
+      out.bytes_after -= en.bytes;
+      ++out.removed;
+    }
+  }
+  return out;
+}
+
 StepDiskTable::StepDiskTable(const std::string& dir, const std::string& owner)
     : key_(fmt::format("build {}\n{}", dbosim_build_id(), owner))
 {
@@ -218,6 +264,7 @@ void StepDiskTable::load()
   }
   times_.merge(times); // what this process computed itself stays
   work_.merge(work);
+  touch_cache_entry(file_); // used now: the last an entry prune_step_cache removes
 }
 
 bool StepDiskTable::save()

@@ -18,6 +18,8 @@
 #pragma once
 #include "serving/StepKey.hpp"
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -38,6 +40,22 @@ std::string step_cache_dir();
 /** @brief Makes `dir` the cache folder of this process and its children (DBOSIM_STEP_CACHE, absolute): creates it and
  *  checks it takes a file. @throws InputError naming `flag` and the folder when it cannot. */
 void set_step_cache_dir(const std::string& dir, const std::string& flag);
+
+/** @brief What prune_step_cache did: the entries it removed and the folder's entry bytes before and after. */
+struct CachePrune {
+  std::size_t removed         = 0;
+  std::uintmax_t bytes_before = 0;
+  std::uintmax_t bytes_after  = 0;
+};
+
+/** @brief Keeps the cache folder's entries (the step tables, DIR/\*.steps, and the point entries, DIR/\*.point) under
+ *  `max_bytes`: when they hold more, removes the least recently used (an entry's modification time, which a load that
+ *  finds its key refreshes) until they hold at most 90% of it. Other files are left alone. A reader that loses an
+ *  entry meanwhile sees a miss, which is always safe. */
+CachePrune prune_step_cache(const std::string& dir, std::uintmax_t max_bytes);
+
+/** @brief Marks a cache entry used now (its modification time), for prune_step_cache; a failure is ignored. */
+void touch_cache_entry(const std::filesystem::path& file);
 
 /** @brief One owner's shapes on disk (see above); kept in memory between loads while the file does not change. */
 class StepDiskTable {

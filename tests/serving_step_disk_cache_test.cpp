@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -165,4 +166,47 @@ TEST_CASE("serving::dbosim_build_id: the executable and every shared library it 
     CHECK(text.compare(at + 5, 1, "/") == 0); // an absolute path, then its size and modification time
   CHECK(serving::dbosim_build_id() == fmt::format("{:016x}", content_hash(text)));
   CHECK(serving::dbosim_build_id().size() == 16);
+}
+
+TEST_CASE("serving::prune_step_cache: the least recently used entries go first, down to 90% of the cap", "[quick]")
+{
+  test::TempDir dir;
+  const auto now = fs::file_time_type::clock::now();
+  auto entry     = [&](const std::string& name, std::size_t bytes, int age_s) {
+    const std::string path = dir.write(name, std::string(bytes, 'x'));
+    fs::last_write_time(path, now - std::chrono::seconds(age_s));
+    return path;
+  };
+  const std::string oldest = entry("a.steps", 400, 300);
+  const std::string middle = entry("b.point", 400, 200);
+  const std::string newest = entry("c.steps", 400, 100);
+  const std::string other  = entry("notes.txt", 5000, 900); // not an entry: never counted, never removed
+
+  const CachePrune under = prune_step_cache(dir.path(), 1200);
+  CHECK(under.removed == 0);
+  CHECK(under.bytes_before == 1200);
+  CHECK(fs::exists(oldest));
+
+  // 1,200 bytes over a 700-byte cap: down to 630 at most, the oldest first (two entries go, 400 bytes are left)
+  const CachePrune over = prune_step_cache(dir.path(), 700);
+  CHECK(over.removed == 2);
+  CHECK(over.bytes_after == 400);
+  CHECK(!fs::exists(oldest));
+  CHECK(!fs::exists(middle));
+  CHECK(fs::exists(newest));
+  CHECK(fs::exists(other));
+
+  SECTION("a load that finds its key makes a table the most recently used")
+  {
+    test::TempDir cache;
+    {
+      StepDiskTable t(cache.path(), "owner");
+      t.put(key_of(8, 1024), odd_time());
+      REQUIRE(t.save());
+    }
+    const std::string table = only_file(cache.path());
+    fs::last_write_time(table, now - std::chrono::hours(1));
+    const StepDiskTable again(cache.path(), "owner");
+    CHECK(fs::last_write_time(table) > now - std::chrono::minutes(1));
+  }
 }
