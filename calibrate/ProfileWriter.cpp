@@ -132,7 +132,7 @@ void write_host(YAML::Emitter& out, const FittedProfile& fit, YAML::Node& base)
     else
       out << YAML::Key << key << YAML::Value << base["host"][key];
   }
-  for (const char* key : {"graph_launch", "eager_kernel_gap", "graph_piece_gap"}) { // optional keys
+  for (const char* key : {"graph_launch", "eager_kernel_gap", "graph_piece_gap", "python_launch"}) { // optional keys
     if (fit.host_us.count(key))
       sourced(out, key, fit.host_us.at(key).value, fit.host_us.at(key).source);
     else if (base["host"][key])

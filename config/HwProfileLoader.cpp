@@ -141,6 +141,8 @@ void read_host(YamlMap& root, HwProfile& hw)
     hw.eager_kernel_gap_us = 1e6 * sourced(host, "eager_kernel_gap", UnitKind::time, 1e-6, 0, 1e-4, hw);
   if (host.has("graph_piece_gap"))
     hw.graph_piece_gap_us = 1e6 * sourced(host, "graph_piece_gap", UnitKind::time, 1e-6, 0, 1e-4, hw);
+  if (host.has("python_launch"))
+    hw.python_launch_us = 1e6 * sourced(host, "python_launch", UnitKind::time, 1e-6, 0, 1e-3, hw);
   host.finish();
 }
 

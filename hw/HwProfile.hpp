@@ -127,6 +127,9 @@ struct HwProfile {
   double graph_launch_us     = -1; ///< host time of one CUDA-graph launch (torch.cuda.CUDAGraph.replay)
   double eager_kernel_gap_us = -1; ///< GPU-side gap per kernel in eager mode, the host ahead (cf. graph_replay_kernel)
   double graph_piece_gap_us  = -1; ///< GPU time a boundary between two back-to-back graph launches adds
+  /** Host time a PyTorch engine's Python adds to each kernel it launches eagerly (its module code, dispatcher and
+   *  launcher), beyond launch_cpu's C++ launch: the engines dbosim models all run their forward from Python */
+  double python_launch_us = -1;
 
   double gemm_efficiency = 0; ///< roofline fraction of peak reached by large GEMMs (datasheet fallback)
   /** Roofline fraction of the FP8 peak reached by large FP8 GEMMs (dense and grouped), measured apart from BF16's

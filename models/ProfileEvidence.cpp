@@ -43,7 +43,7 @@ const std::vector<FamilyInputs>& family_inputs()
       {"host",
        {},
        {"host.launch_cpu", "host.graph_replay_kernel", "host.event", "host.stream_sync", "host.graph_launch",
-        "host.eager_kernel_gap", "host.graph_piece_gap"},
+        "host.eager_kernel_gap", "host.graph_piece_gap", "host.python_launch"},
        {}},
       {"a2a",
        {},

@@ -425,3 +425,25 @@ TEST_CASE("sim::StepPlanBuilder: a mixed step's slice keeps enough prompt reques
   CHECK(seen[0].batch - seen[0].decode_batch == 2);
   CHECK(seen[1].batch == 2);
 }
+
+TEST_CASE("sim::StepPlanBuilder: an eager kernel costs the host its launch and the engine's Python", "[quick]")
+{
+  Scenario s            = scenario(64);
+  s.hw.launch_cpu_us    = 3.5;
+  s.hw.python_launch_us = 70;
+  s.step.phase          = models::Phase::prefill;
+  s.step.tokens         = 1024;
+  const StepPlan eager  = build_step_plan(s, s.step, linear_costs(132));
+  REQUIRE_FALSE(eager.host.cuda_graph);
+  CHECK(eager.host.launch_cpu_us == 73.5);
+  CHECK_FALSE(has_note(eager, "python_launch"));
+  // under a full graph nothing is launched kernel by kernel: no note even when the key is absent
+  Scenario graphed            = scenario(64);
+  graphed.hw.python_launch_us = -1;
+  CHECK_FALSE(has_note(build_step_plan(graphed, graphed.step, linear_costs(132)), "python_launch"));
+  // a profile without the key: the C++ launch only, and the plan says so
+  s.hw.python_launch_us    = -1;
+  const StepPlan no_python = build_step_plan(s, s.step, linear_costs(132));
+  CHECK(no_python.host.launch_cpu_us == 3.5);
+  CHECK(has_note(no_python, "has no host.python_launch"));
+}

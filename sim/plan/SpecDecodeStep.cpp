@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dbosim::sim {
@@ -15,8 +16,9 @@ using json = nlohmann::ordered_json;
 models::DraftIssue draft_issue(const Deployment& s)
 {
   models::DraftIssue d;
-  d.cuda_graph    = s.execution.cuda_graph != CudaGraphMode::none && !s.execution.host_sync_after_comm;
-  d.launch_cpu_us = s.hw.launch_cpu_us;
+  d.cuda_graph = s.execution.cuda_graph != CudaGraphMode::none && !s.execution.host_sync_after_comm;
+  // eager, each draft kernel costs its C++ launch and the engine's Python (host.python_launch); a graph, one launch
+  d.launch_cpu_us = s.hw.launch_cpu_us + (d.cuda_graph ? 0.0 : std::max(0.0, s.hw.python_launch_us));
   d.kernel_gap_us = s.hw.graph_replay_kernel_us;
   return d;
 }

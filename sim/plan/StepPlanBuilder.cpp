@@ -320,7 +320,10 @@ static void set_host_costs(const Deployment& sc, int num_ubatches, StepPlan& pla
       plan.notes.push_back(fmt::format("profile {} has no host.{}: {}", hw.name, key, what));
     return fallback;
   };
-  plan.host.launch_cpu_us = hw.launch_cpu_us;
+  // An eager kernel costs the host its C++ launch and the Python the engine runs to reach it (every engine modelled
+  // runs its forward from Python): under a full graph only the graph launch is paid.
+  plan.host.launch_cpu_us = hw.launch_cpu_us + host_key(hw.python_launch_us, "python_launch", !plan.host.cuda_graph,
+                                                        0.0, "an eager kernel costs the C++ launch only");
   plan.host.event_us      = hw.event_us;
   plan.host.handoff_us    = num_ubatches > 1 ? hw.event_us : 0; // yield: record/wait of compute_done/comm_done
   plan.host.graph_launch_us =
