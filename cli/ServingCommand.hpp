@@ -55,8 +55,8 @@ struct SweepOptions {
   bool table_only = false;
 };
 
-/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR] [--resume] [--engine E]`: DIR/points/NNNN/, DIR/sweep.csv, a
- *  printed table.
+/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR] [--resume] [--engine E] [--table-only]`: DIR/points/NNNN/ (not
+ *  under --table-only), DIR/sweep.csv, a printed table.
  *  Every point is loaded (checked against the parameter table) before any runs; a point folder past the sweep's
  *  points is removed; SIGINT/SIGTERM are forwarded to the running points, which are waited for. */
 int sweep_command(const SweepOptions& opt);

@@ -6,7 +6,9 @@
  * and for any point a dead worker left, each point is `dbosim run` in its own process, at most -j at once. --resume
  * keeps the points an earlier run finished; SIGINT/SIGTERM stop the workers and points, which are waited for (exit
  * 128 + signal). A progress line goes to stderr when it is a terminal (cli/Progress.hpp); the rows are merged in
- * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. */
+ * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. --table-only (one-step sweeps)
+ * writes no point folders: each worker builds its points' scenarios in memory, prices them with nothing printed and
+ * sends sweep.csv's cells back (sweep_table_only). */
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 #include "cli/StopOnSignal.hpp"
