@@ -100,8 +100,9 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const sim::TracedRanks traced = sim::pick_trace_ranks(opt.trace, run.plan, run.metrics);
-  write_trace(out_dir, traced.written(),
-              [&](std::ostream& out) { sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced); });
+  if (!out_dir.empty()) // no folder: no files (step_figures)
+    write_trace(out_dir, traced.written(),
+                [&](std::ostream& out) { sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
@@ -132,7 +133,8 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const bool trace = opt.trace.mode != sim::TraceMode::none; // one rank: every mode but none draws it
-  write_trace(out_dir, trace, [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
+  if (!out_dir.empty())                                      // no folder: no files (step_figures)
+    write_trace(out_dir, trace, [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
@@ -193,6 +195,14 @@ json compare(const Scenario& s, const std::string& out_dir, const EngineRunOptio
 }
 
 } // namespace
+
+json step_figures(const Scenario& s, sim::EngineKind engine)
+{
+  EngineRunOptions opt;
+  opt.engine     = engine;
+  opt.trace.mode = sim::TraceMode::none;
+  return simulate(s, "", opt, false, false);
+}
 
 json run_engine(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt)
 {

@@ -28,4 +28,8 @@ struct EngineRunOptions {
  *  them under out_dir/compare/ and prints them side by side; the returned fields then carry a "compare" entry. */
 nlohmann::ordered_json run_engine(const Scenario& s, const std::string& out_dir, const EngineRunOptions& opt);
 
+/** @brief The summary fields run_engine returns for `s` on `engine` (no schedule override, no --compare), with
+ *  nothing printed and no file written: what `dbosim sweep --table-only` reads a point's figures from. */
+nlohmann::ordered_json step_figures(const Scenario& s, sim::EngineKind engine);
+
 } // namespace dbosim::cli

@@ -50,10 +50,13 @@ struct SweepOptions {
   /** --engine: simgrid runs every point as `dbosim run` in its own process (the reference path); replay and auto
    *  run them in -j worker processes, many points each (sim/engine/StepEngine), with no trace.json per point. */
   std::string engine = "auto";
+  /** --table-only: one-step points loaded from memory and priced in the -j workers; sweep.csv and the printed table
+   *  only, no points/ folder (cli/SweepCommand.cpp's sweep_table_only). */
+  bool table_only = false;
 };
 
-/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR] [--resume] [--engine E]`: DIR/points/NNNN/, DIR/sweep.csv, a
- *  printed table.
+/** @brief `dbosim sweep SCENARIO [-j N] [--out DIR] [--resume] [--engine E] [--table-only]`: DIR/points/NNNN/ (not
+ *  under --table-only), DIR/sweep.csv, a printed table.
  *  Every point is loaded (checked against the parameter table) before any runs; a point folder past the sweep's
  *  points is removed; SIGINT/SIGTERM are forwarded to the running points, which are waited for. */
 int sweep_command(const SweepOptions& opt);

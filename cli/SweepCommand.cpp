@@ -6,7 +6,9 @@
  * and for any point a dead worker left, each point is `dbosim run` in its own process, at most -j at once. --resume
  * keeps the points an earlier run finished; SIGINT/SIGTERM stop the workers and points, which are waited for (exit
  * 128 + signal). A progress line goes to stderr when it is a terminal (cli/Progress.hpp); the rows are merged in
- * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. */
+ * point order, so sweep.csv is byte-identical whatever -j and whatever the engine. --table-only (one-step sweeps)
+ * writes no point folders: each worker builds its points' scenarios in memory, prices them with nothing printed and
+ * sends sweep.csv's cells back (sweep_table_only). */
 #include "cli/Progress.hpp"
 #include "cli/ServingCommand.hpp"
 #include "cli/StopOnSignal.hpp"
@@ -16,6 +18,7 @@
 #include "base/InputError.hpp"
 #include "base/SelfExe.hpp"
 #include "cli/Commands.hpp"
+#include "cli/EngineRun.hpp"
 #include "config/InputFile.hpp"
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
@@ -50,9 +53,9 @@ namespace {
 using json   = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
-/** One point's scenario: the file without its sweep:, the point's values set, paths made absolute. */
-std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx,
-                       const fs::path& scenario_dir)
+/** One point's scenario tree: the file without its sweep:, the point's values set, paths made absolute. */
+YAML::Node point_node(const YAML::Node& root, const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx,
+                      const fs::path& scenario_dir)
 {
   YAML::Node node = YAML::Clone(root);
   node.remove("sweep");
@@ -60,8 +63,15 @@ std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axe
     for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
       set_sweep_key(node, axes[a].keys[k], axes[a].values[idx[a]][k], axes[a].origin);
   absolutize_paths(node, scenario_dir.string());
+  return node;
+}
+
+/** One point's scenario.yaml: point_node as text. */
+std::string point_yaml(const YAML::Node& root, const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx,
+                       const fs::path& scenario_dir)
+{
   YAML::Emitter out;
-  out << node;
+  out << point_node(root, axes, idx, scenario_dir);
   return std::string(out.c_str()) + "\n";
 }
 
@@ -98,6 +108,12 @@ const char* const serving_cols[] = {"mean_ttft_ms",
 
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : "?"; }
 
+/** A figure of a point's summary as sweep.csv writes it. */
+std::string figure_cell(const json* v)
+{
+  return !v ? "" : v->is_number_float() ? fmt::format("{:.3f}", v->get<double>()) : v->dump();
+}
+
 /** @brief Removes points/NNNN folders an earlier, larger sweep into the same --out left past `count`. */
 void remove_stale_points(const std::string& points_dir, std::size_t count)
 {
@@ -129,6 +145,32 @@ bool finished_point(const std::string& dir, const std::string& yaml)
   }
 }
 
+/** @brief The error of a point whose scenario (named `file` in its messages) does not load: `what` and `key` of its
+ *  InputError, reported at the sweep line of the axis holding the offending key (else the first axis). */
+InputError point_error(std::string what, const std::string& key, const std::string& file, const std::string& scenario,
+                       const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx, std::size_t index)
+{
+  if (what.rfind(file, 0) == 0)
+    what = what.substr(file.size());
+  int line = 0, col = 0, used = 0;
+  if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+    what = what.substr(static_cast<std::size_t>(used));
+  else if (what.rfind(": ", 0) == 0)
+    what = what.substr(2);
+  std::size_t axis = 0;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (const std::string& k : axes[a].keys)
+      if (k == key || k.substr(k.find('.') + 1) == key)
+        axis = a;
+  std::string label;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
+      label +=
+          fmt::format("{}{}={}", label.empty() ? "" : ", ", axes[a].keys[k], scalar_text(axes[a].values[idx[a]][k]));
+  return InputError(scenario, axes[axis].origin.line, axes[axis].origin.col, "sweep",
+                    fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
+}
+
 /** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
  *  runs and returns its Scenario::step_fingerprint; a bad value is reported at the sweep line of the axis holding the
  *  offending key (else the first axis). */
@@ -138,26 +180,7 @@ std::string check_point(const std::string& file, const std::string& scenario, co
   try {
     return load_scenario(file).step_fingerprint;
   } catch (const InputError& e) {
-    std::string what = e.what();
-    if (what.rfind(file, 0) == 0)
-      what = what.substr(file.size());
-    int line = 0, col = 0, used = 0;
-    if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
-      what = what.substr(static_cast<std::size_t>(used));
-    else if (what.rfind(": ", 0) == 0)
-      what = what.substr(2);
-    std::size_t axis = 0;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      for (const std::string& k : axes[a].keys)
-        if (k == e.key() || k.substr(k.find('.') + 1) == e.key())
-          axis = a;
-    std::string label;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
-        label +=
-            fmt::format("{}{}={}", label.empty() ? "" : ", ", axes[a].keys[k], scalar_text(axes[a].values[idx[a]][k]));
-    throw InputError(scenario, axes[axis].origin.line, axes[axis].origin.col, "sweep",
-                     fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
+    throw point_error(e.what(), e.key(), file, scenario, axes, idx, index);
   }
 }
 
@@ -252,6 +275,133 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
   return {};
 }
 
+/** The inputs a --table-only worker prices its points from: the parent's, inherited through the fork. */
+struct PointSource {
+  const YAML::Node& root;
+  const std::vector<SweepAxis>& axes;
+  const std::vector<std::vector<std::size_t>>& indices;
+  fs::path scenario_dir;
+  std::string out_dir;
+  sim::EngineKind engine;
+};
+
+/** The name a point's scenario has in messages: its scenario.yaml's path had the sweep written it. */
+std::string point_label(const std::string& out_dir, std::size_t i)
+{
+  return fmt::format("{}/points/{:04d}/scenario.yaml", out_dir, i);
+}
+
+/** What a --table-only worker found for one point. */
+struct PointFigures {
+  int rc          = -1;    ///< 0 priced; 2 bad input; 1 failed otherwise; -1 not priced (its worker stopped first)
+  bool load_error = false; ///< the point's scenario does not load: `cells` are its error's what() and key
+  std::vector<std::string> cells; ///< rc 0: step_time_us and exposed_comm_us as sweep.csv writes them; else the error
+};
+
+/** One point loaded from memory and priced as `dbosim run` prices its step (the same engine choice), with nothing
+ *  printed and no file written. A serving point is a load error: --table-only prices one-step points. */
+PointFigures price_point(const PointSource& src, std::size_t i)
+{
+  PointFigures f;
+  const std::string label = point_label(src.out_dir, i);
+  std::optional<Scenario> s;
+  try {
+    s.emplace(load_scenario_node(point_node(src.root, src.axes, src.indices[i], src.scenario_dir), label));
+    if (has_serving_workload(*s))
+      throw InputError(label, "it is a serving run (workload.num_prompts or workload.trace), and --table-only prices "
+                              "one-step points: run the sweep without --table-only");
+  } catch (const InputError& e) {
+    f.rc         = 2;
+    f.load_error = true;
+    f.cells      = {e.what(), e.key()};
+    return f;
+  }
+  try {
+    const json fig = step_figures(*s, src.engine);
+    for (const char* col : {"step_time_us", "exposed_comm_us"})
+      f.cells.push_back(figure_cell(fig.contains(col) ? &fig[col] : nullptr));
+    f.rc = 0;
+  } catch (const InputError& e) { // as `dbosim run` exits
+    f.rc    = 2;
+    f.cells = {e.what()};
+  } catch (const std::exception& e) {
+    f.rc    = 1;
+    f.cells = {e.what()};
+  }
+  return f;
+}
+
+/** A length-prefixed field ("5:hello") of a worker's reply. */
+void put_field(std::string& out, const std::string& field) { out += fmt::format("{}:", field.size()) + field; }
+
+/** The next field of `in` at `at` (moved past it); false at the end or on a malformed field. */
+bool take_field(const std::string& in, std::size_t& at, std::string& field)
+{
+  const std::size_t colon = in.find(':', at);
+  if (colon == std::string::npos || colon == at || colon - at > 12)
+    return false;
+  const std::size_t n = std::stoul(in.substr(at, colon - at));
+  if (n > in.size() - colon - 1)
+    return false;
+  field = in.substr(colon + 1, n);
+  at    = colon + 1 + n;
+  return true;
+}
+
+/** One point's record in a worker's reply: its index, rc, load_error and cells. */
+void put_figures(std::string& out, std::size_t i, const PointFigures& f)
+{
+  put_field(out, std::to_string(i));
+  put_field(out, std::to_string(f.rc));
+  put_field(out, f.load_error ? "1" : "0");
+  put_field(out, std::to_string(f.cells.size()));
+  for (const std::string& c : f.cells)
+    put_field(out, c);
+}
+
+/** Reads a worker's reply into `figs` (by point index); a malformed tail is left unread (its points not priced). */
+void take_figures(const std::string& reply, std::vector<PointFigures>& figs)
+{
+  std::size_t at = 0;
+  std::string index, rc, load_error, count;
+  while (take_field(reply, at, index) && take_field(reply, at, rc) && take_field(reply, at, load_error) &&
+         take_field(reply, at, count)) {
+    PointFigures f;
+    f.rc         = std::stoi(rc);
+    f.load_error = load_error == "1";
+    f.cells.resize(std::stoul(count));
+    for (std::string& c : f.cells)
+      if (!take_field(reply, at, c))
+        return;
+    const std::size_t i = std::stoul(index);
+    if (i < figs.size())
+      figs[i] = std::move(f);
+  }
+}
+
+/** A --table-only worker's body: prices `mine` in order (price_point), sends a PointDone per point on `done_fd` for
+ *  the progress line, and returns every point's figures (put_figures) as its reply. After a point that does not
+ *  load, only lower points are looked at: the sweep stops at its first bad point. */
+std::string price_points_here(const std::vector<std::size_t>& mine, const PointSource& src, int done_fd)
+{
+  signal(SIGINT, SIG_DFL); // the sweep's flag handler is the parent's; a worker just stops
+  signal(SIGTERM, SIG_DFL);
+  std::string reply;
+  std::size_t first_bad = SIZE_MAX;
+  for (const std::size_t i : mine) {
+    if (i > first_bad)
+      continue;
+    const PointFigures f = price_point(src, i);
+    if (f.load_error)
+      first_bad = std::min(first_bad, i);
+    put_figures(reply, i, f);
+    const PointDone d{static_cast<std::uint32_t>(i), f.rc};
+    if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
+      _exit(1);
+  }
+  return reply;
+}
+
 /** @brief The points to run split into `workers` lists: points with the same step fingerprint in one list, one after
  *  the other (they share their simulated step shapes there, EngineOracle keeping one group's at a time), the largest
  *  groups first onto the least-loaded list; in a list, groups by their first point. */
@@ -335,6 +485,57 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
   }
   drain(); // what the workers wrote before they ended
   close(fds[0]);
+}
+
+/** Runs each list of `lists` in a --table-only worker (price_points_here), fills `figs` from their replies and counts
+ *  `done` as points are priced; 0, or the signal that stopped the sweep (StopOnSignal: every worker killed and waited
+ *  for). The points of a worker that died unfinished are failed with its end's message. */
+int price_in_workers(const std::vector<std::vector<std::size_t>>& lists, const PointSource& src,
+                     std::vector<PointFigures>& figs, std::size_t& done, Progress& bar)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    throw InternalError("dbosim sweep: cannot create the workers' pipe");
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  std::vector<sim::ChildProcess> workers;
+  for (const auto& list : lists)
+    workers.emplace_back([&] {
+      close(fds[0]);
+      return price_points_here(list, src, fds[1]);
+    });
+  close(fds[1]);
+  auto drain = [&] {
+    PointDone d;
+    while (read(fds[0], &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+      bar.update(++done, 0);
+  };
+  std::vector<bool> ended(workers.size(), false);
+  std::size_t running = workers.size();
+  int sig             = 0;
+  while (running > 0 && (sig = StopOnSignal::requested()) == 0) {
+    drain();
+    bool any = false;
+    for (std::size_t w = 0; w < workers.size(); ++w)
+      if (const std::optional<sim::ChildResult> r = ended[w] ? std::nullopt : workers[w].try_wait()) {
+        ended[w] = any = true;
+        --running;
+        take_figures(r->payload, figs);
+        for (const std::size_t i : lists[w])
+          if (!r->ok() && figs[i].rc < 0)
+            figs[i] = {r->exit_code, false, {"its worker process ended first: " + r->message}};
+      }
+    if (!any)
+      usleep(20000); // polled, so that a signal between the check and the wait is never missed
+  }
+  for (std::size_t w = 0; w < workers.size() && sig; ++w)
+    if (!ended[w])
+      workers[w].kill(sig);
+  for (std::size_t w = 0; w < workers.size() && sig; ++w)
+    if (!ended[w])
+      workers[w].wait();
+  drain();
+  close(fds[0]);
+  return sig;
 }
 
 /** Each point's folder, exit code (-1: not run yet; 0 for a point an earlier run finished under --resume or the point
@@ -456,16 +657,34 @@ struct SweepTable {
   int failed   = 0;
 };
 
+/** sweep.csv's first columns: the point, its axes' keys, its status. */
+std::vector<std::string> table_header(const std::vector<SweepAxis>& axes)
+{
+  std::vector<std::string> header{"point"};
+  for (const SweepAxis& a : axes)
+    header.insert(header.end(), a.keys.begin(), a.keys.end());
+  header.push_back("status");
+  return header;
+}
+
+/** A row's first cells: the point's number and its axis values. */
+std::vector<std::string> row_start(const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx,
+                                   std::size_t i)
+{
+  std::vector<std::string> row{fmt::format("{}", i)};
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (const YAML::Node& v : axes[a].values[idx[a]])
+      row.push_back(scalar_text(v));
+  return row;
+}
+
 SweepTable sweep_table(const std::vector<SweepAxis>& axes, const SweepPoints& pts)
 {
   const std::size_t count    = pts.indices.size();
   const std::vector<int>& rc = pts.rc;
   SweepTable t;
   std::vector<std::string>& header = t.header;
-  header.push_back("point");
-  for (const SweepAxis& a : axes)
-    header.insert(header.end(), a.keys.begin(), a.keys.end());
-  header.push_back("status");
+  header                           = table_header(axes);
   std::vector<json> summaries(count);
   for (std::size_t i = 0; i < count; ++i)
     if (rc[i] == 0) {
@@ -478,10 +697,7 @@ SweepTable sweep_table(const std::vector<SweepAxis>& axes, const SweepPoints& pt
     header.insert(header.end(), {"step_time_us", "exposed_comm_us"});
 
   for (std::size_t i = 0; i < count; ++i) {
-    std::vector<std::string> row{fmt::format("{}", i)};
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      for (const YAML::Node& v : axes[a].values[pts.indices[i][a]])
-        row.push_back(scalar_text(v));
+    std::vector<std::string> row = row_start(axes, pts.indices[i], i);
     row.push_back(rc[i] == 0 ? "ok" : fmt::format("failed({}): see {}/log.txt", rc[i], pts.dirs[i]));
     t.failed += rc[i] != 0;
     const std::size_t metrics = header.size() - row.size();
@@ -492,7 +708,33 @@ SweepTable sweep_table(const std::vector<SweepAxis>& axes, const SweepPoints& pt
       if (rc[i] == 0)
         v = t.serving ? (s.contains("serving") && s["serving"].contains(col) ? &s["serving"][col] : nullptr)
                       : (s.contains(col) ? &s[col] : nullptr);
-      row.push_back(!v ? "" : v->is_number_float() ? fmt::format("{:.3f}", v->get<double>()) : v->dump());
+      row.push_back(figure_cell(v));
+    }
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+/** sweep.csv's table from --table-only's figures: the same columns and cells as sweep_table's for a one-step sweep;
+ *  a failed point's status holds its error (there is no log.txt). */
+SweepTable figures_table(const std::vector<SweepAxis>& axes, const std::vector<std::vector<std::size_t>>& indices,
+                         const std::vector<PointFigures>& figs)
+{
+  SweepTable t;
+  t.header = table_header(axes);
+  t.header.insert(t.header.end(), {"step_time_us", "exposed_comm_us"});
+  for (std::size_t i = 0; i < figs.size(); ++i) {
+    std::vector<std::string> row = row_start(axes, indices[i], i);
+    const PointFigures& f        = figs[i];
+    if (f.rc == 0 && f.cells.size() == 2) {
+      row.push_back("ok");
+      row.insert(row.end(), f.cells.begin(), f.cells.end());
+    } else {
+      std::string why = f.cells.empty() ? std::string("not priced") : f.cells.front();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      std::replace(why.begin(), why.end(), '"', '\'');
+      row.insert(row.end(), {fmt::format("failed({}): {}", f.rc, why), "", ""});
+      ++t.failed;
     }
     t.rows.push_back(row);
   }
@@ -561,6 +803,60 @@ void print_sweep_table(const std::vector<SweepAxis>& axes, const SweepTable& t)
     print_row(r);
 }
 
+/** --table-only's refusals (exit 2): what it cannot do as the sweep would. */
+void check_table_only(const SweepOptions& opt, const Scenario& base, const std::vector<SweepAxis>& axes)
+{
+  if (opt.resume)
+    throw InputError("--table-only", "writes no point folders, so there is nothing for --resume to keep: drop one");
+  if (sim::engine_from_option(opt.engine) == sim::EngineKind::simgrid)
+    throw InputError("--table-only", "prices the points in -j worker processes, and --engine simgrid runs each point "
+                                     "as `dbosim run` in its own process: use --engine auto (SimGrid where the "
+                                     "replay is not exact) or drop --table-only");
+  bool serving = has_serving_workload(base);
+  for (const SweepAxis& a : axes)
+    for (const std::string& k : a.keys)
+      serving = serving || k == "workload.num_prompts" || k == "workload.trace";
+  if (serving)
+    throw InputError(opt.scenario, "--table-only prices one-step points, and this sweep's points are serving runs "
+                                   "(workload.num_prompts or workload.trace): run it without --table-only");
+}
+
+/** `dbosim sweep --table-only`: every point loaded from memory and priced in -j workers, sweep.csv and the printed
+ *  table only (no points/ folder is written or removed). A point that does not load is exit 2 at its sweep line, as
+ *  without the option, and no sweep.csv is written. */
+int sweep_table_only(const SweepOptions& opt, const Scenario& base, const YAML::Node& root,
+                     const std::vector<SweepAxis>& axes, const std::vector<std::vector<std::size_t>>& indices, int jobs)
+{
+  check_table_only(opt, base, axes);
+  fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
+  const std::size_t count = indices.size();
+  const PointSource src{
+      root, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
+  std::vector<PointFigures> figs(count);
+  std::vector<std::size_t> todo(count);
+  for (std::size_t i = 0; i < count; ++i)
+    todo[i] = i;
+  const StopOnSignal stop;
+  Progress bar("sweep points", count);
+  std::size_t done = 0;
+  // one-step points share nothing in a worker (shapes are shared by serving runs only): no fingerprint groups
+  if (const int sig =
+          price_in_workers(assign_points(todo, std::vector<std::string>(count), jobs), src, figs, done, bar)) {
+    fmt::print(stderr, "\ndbosim sweep: stopped by signal {} ({} of {} points priced; no sweep.csv written)\n", sig,
+               done, count);
+    return 128 + sig;
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    if (figs[i].load_error && figs[i].cells.size() == 2)
+      throw point_error(figs[i].cells[0], figs[i].cells[1], point_label(opt.out_dir, i), opt.scenario, axes, indices[i],
+                        i);
+  const SweepTable table = figures_table(axes, indices, figs);
+  write_file_atomic(opt.out_dir + "/sweep.csv", sweep_csv(table));
+  print_sweep_table(axes, table);
+  fmt::print("wrote {}/sweep.csv ({} points, {} failed)\n", opt.out_dir, count, table.failed);
+  return table.failed ? 1 : 0;
+}
+
 } // namespace
 
 int sweep_command(const SweepOptions& opt)
@@ -573,9 +869,11 @@ int sweep_command(const SweepOptions& opt)
   const std::vector<SweepAxis> axes = parse_sweep_axes(top, "sweep");
   const fs::path scenario_dir       = fs::path(opt.scenario).parent_path();
   SweepPoints pts;
-  pts.indices           = sweep_point_indices(axes);
-  const long cores      = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs        = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  pts.indices      = sweep_point_indices(axes);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  if (opt.table_only)
+    return sweep_table_only(opt, base, root, axes, pts.indices, jobs);
   const std::string exe = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
 
   remove_stale_points(opt.out_dir + "/points", pts.indices.size());

@@ -68,6 +68,10 @@ CLI::App* add_sweep_command(CLI::App& app, cli::SweepOptions& sweep_opt)
                    "its own process, with its trace)")
       ->check(CLI::IsMember(sim::engine_name_list()))
       ->capture_default_str();
+  sweep->add_flag("--table-only", sweep_opt.table_only,
+                  "One-step sweeps: price each point in memory in the -j workers and write sweep.csv and the printed "
+                  "table only, the same rows (no points/NNNN/ folders, no point cache; not with --resume, --engine "
+                  "simgrid or serving points)");
   return sweep;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -48,6 +49,37 @@ std::size_t first_invalid_utf8(const std::string& text)
   return std::string::npos;
 }
 
+namespace {
+
+/** Every input is text: a NUL (which cuts a C string, and so a number, short) or another control byte is refused
+ *  where it stands, before any reader parses the bytes. One branch-free pass first (most files are clean). */
+void refuse_control_bytes(const std::string& path, const std::string& bytes)
+{
+  unsigned control = 0; // bitwise, not short-circuit: the loop vectorizes
+  for (const char ch : bytes) {
+    const unsigned c = static_cast<unsigned char>(ch);
+    control |=
+        (unsigned(c < 0x20) & unsigned(c != '\t') & unsigned(c != '\n') & unsigned(c != '\r')) | unsigned(c == 0x7F);
+  }
+  if (control == 0)
+    return;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if ((c >= 0x20 && c != 0x7F) || c == '\t' || c == '\n' || c == '\r')
+      continue;
+    const std::size_t start = bytes.rfind('\n', i == 0 ? 0 : i - 1);
+    const std::size_t line  = 1 + static_cast<std::size_t>(std::count(bytes.begin(), bytes.begin() + long(i), '\n'));
+    const std::size_t col   = start == std::string::npos ? i + 1 : i - start;
+    throw InputError(path, static_cast<int>(line), static_cast<int>(col), "",
+                     c == 0 ? std::string("a NUL byte: this is not a text file (inputs are UTF-8 text)")
+                            : fmt::format("control byte 0x{:02X}: inputs are UTF-8 text, whose only control bytes are "
+                                          "tab, CR and LF",
+                                          c));
+  }
+}
+
+} // namespace
+
 std::string read_input_file(const std::string& path, std::size_t max_bytes)
 {
   namespace fs = std::filesystem;
@@ -75,21 +107,7 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes)
   }
   if (in.bad())
     throw InputError(path, "read error");
-  // Every input is text: a NUL (which cuts a C string, and so a number, short) or another control byte is refused
-  // where it stands, before any reader parses the bytes.
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto c = static_cast<unsigned char>(bytes[i]);
-    if ((c >= 0x20 && c != 0x7F) || c == '\t' || c == '\n' || c == '\r')
-      continue;
-    const std::size_t start = bytes.rfind('\n', i == 0 ? 0 : i - 1);
-    const std::size_t line  = 1 + static_cast<std::size_t>(std::count(bytes.begin(), bytes.begin() + long(i), '\n'));
-    const std::size_t col   = start == std::string::npos ? i + 1 : i - start;
-    throw InputError(path, static_cast<int>(line), static_cast<int>(col), "",
-                     c == 0 ? std::string("a NUL byte: this is not a text file (inputs are UTF-8 text)")
-                            : fmt::format("control byte 0x{:02X}: inputs are UTF-8 text, whose only control bytes are "
-                                          "tab, CR and LF",
-                                          c));
-  }
+  refuse_control_bytes(path, bytes);
   InputDigest::record(path, bytes);
   return bytes;
 }
@@ -102,11 +120,30 @@ InputDigest::InputDigest() : outer_(innermost_digest) { innermost_digest = this;
 
 InputDigest::~InputDigest() { innermost_digest = outer_; }
 
+namespace {
+
+/** content_hash of `bytes`, the file at `path`: kept with the bytes (files up to 4 MiB), so that a file read again
+ *  unchanged (a sweep's profile, once per point) is compared, not hashed again. */
+std::uint64_t file_hash(const std::string& path, const std::string& bytes)
+{
+  thread_local std::map<std::string, std::pair<std::string, std::uint64_t>> hashed;
+  if (bytes.size() > (std::size_t{4} << 20))
+    return content_hash(bytes);
+  auto& [kept, h] = hashed[path];
+  if (kept.empty() || kept != bytes) {
+    kept = bytes;
+    h    = content_hash(bytes);
+  }
+  return h;
+}
+
+} // namespace
+
 void InputDigest::record(const std::string& path, const std::string& bytes)
 {
   if (!innermost_digest)
     return;
-  const std::uint64_t h = content_hash(bytes);
+  const std::uint64_t h = file_hash(path, bytes);
   for (InputDigest* d = innermost_digest; d; d = d->outer_)
     d->files_[path] = h;
 }

@@ -315,10 +315,11 @@ std::string step_fingerprint(const YAML::Node& file)
 }
 } // namespace
 
-Scenario load_scenario(const std::string& path)
+Scenario load_scenario(const std::string& path) { return load_scenario_node(load_yaml_file(path), path); }
+
+Scenario load_scenario_node(const YAML::Node& file, const std::string& path)
 {
   const InputDigest inputs; // the files the scenario names, by content: part of its step fingerprint
-  const YAML::Node file = load_yaml_file(path);
   YamlMap root(file, path, "");
   Scenario s;
   s.file = path;

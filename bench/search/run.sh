@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The search benchmarks (docs/results.md, "Speed"), timed on this machine (wall and CPU seconds, peak RSS from /usr/bin/time):
 #   bench/search/run.sh [BUILD_DIR]        (default: build)
-# 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto);
+# 1. a 10,000-point one-rank step sweep (bench/search/sweep_10k.yaml) on the default engine (auto), then again with
+#    --table-only (its sweep.csv compared with the first's), and a 100,000-point one (bench/search/sweep_100k.yaml)
+#    with --table-only;
 # 2. the shipped plan (plans/dsv3_decode_h200_b200.yaml, 16 launchable serving points of 32 swept) and a 1,024-point serving plan
 #    (bench/search/plan_1k.yaml); the shipped plan again into an empty --step-cache and a second time over it (each
 #    point's result from the point cache: no point run again), its points.csv compared with the first run's;
@@ -22,6 +24,12 @@ run() { # label, command...
   tail -n 1 "$out/time.txt"
 }
 run "sweep 10,000 step points (-j 2)" "$build/dbosim" sweep "$here/bench/search/sweep_10k.yaml" -j 2 --out "$out/sweep"
+run "sweep 10,000 step points, --table-only (-j 2)" "$build/dbosim" sweep "$here/bench/search/sweep_10k.yaml" -j 2 \
+  --table-only --out "$out/sweep-table"
+cmp "$out/sweep/sweep.csv" "$out/sweep-table/sweep.csv" || { echo "--table-only: sweep.csv differs"; exit 1; }
+echo "sweep --table-only: sweep.csv identical to the point folders' sweep"
+run "sweep 100,000 step points, --table-only (-j 2)" "$build/dbosim" sweep "$here/bench/search/sweep_100k.yaml" -j 2 \
+  --table-only --out "$out/sweep100k"
 run "shipped plan, 16 points (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 --out "$out/plan"
 run "shipped plan, empty --step-cache (-j 2)" "$build/dbosim" plan "$here/plans/dsv3_decode_h200_b200.yaml" -j 2 \
   --out "$out/plan-cold" --step-cache "$out/cache"
