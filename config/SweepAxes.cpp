@@ -19,7 +19,7 @@ void absolutize(YAML::Node parent, const std::string& key, const std::string& di
   const bool is_path =
       v.find('/') != std::string::npos || v.ends_with(".yaml") || v.ends_with(".json") || v.ends_with(".csv");
   if (is_path && !std::filesystem::path(v).is_absolute())
-    parent[key] = (std::filesystem::absolute(dir) / v).lexically_normal().string();
+    parent[key] = (std::filesystem::absolute(dir.empty() ? "." : dir) / v).lexically_normal().string(); // "": cwd
 }
 
 /** The keys of one axis ("a.b, c.d" -> {"a.b", "c.d"}: leading blanks dropped); an empty one is an error. */

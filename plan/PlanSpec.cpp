@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -45,18 +46,6 @@ std::string blank_section(const std::string& text, const std::string& section)
 }
 
 namespace {
-
-/** An InputError about `copy` (a scratch copy of `file` with the same lines), told about `file` instead. */
-[[noreturn]] void rethrow_for(const InputError& e, const std::string& copy, const std::string& file)
-{
-  std::string what = e.what();
-  if (what.rfind(copy, 0) == 0)
-    what = what.substr(copy.size());
-  int line = 0, col = 0, used = 0;
-  if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
-    throw InputError(file, line, col, "", what.substr(static_cast<std::size_t>(used)));
-  throw InputError(file, what.rfind(": ", 0) == 0 ? what.substr(2) : what);
-}
 
 void read_plan_section(YamlMap plan, PlanSpec& spec)
 {
@@ -114,14 +103,15 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
     top.fail("sweep", "a plan file needs a sweep: section (the space to search)", "{parallel.ep: [8, 16], ...}");
   read_plan_section(top.get_map("plan"), spec);
 
-  // The rest is a scenario: read it through the scenario loader, from a copy whose plan: lines are comments.
-  const std::string copy = (std::filesystem::path(scratch_dir) / "plan_base.yaml").string();
-  write_file_atomic(copy, blank_section(read_input_file(path), "plan"));
+  // The rest is a scenario: read it through the scenario loader as the plan file itself with its plan: lines made
+  // comments (the same lines: errors name the plan's; relative paths resolve against the plan's folder).
+  YAML::Node scenario_part;
   try {
-    load_scenario(copy);
-  } catch (const InputError& e) {
-    rethrow_for(e, copy, path);
+    scenario_part = YAML::Load(blank_section(read_input_file(path), "plan"));
+  } catch (const YAML::Exception& e) {
+    throw InputError(path, e.mark.line + 1, e.mark.column + 1, "", e.msg);
   }
+  load_scenario_node(scenario_part, path);
   spec.axes = parse_sweep_axes(top, "sweep");
   spec.base = YAML::Clone(root);
   spec.base.remove("plan");
