@@ -5,13 +5,13 @@
 set -u
 exe=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") src=$2 out=$3
 rm -rf "$out"
-mkdir -p "$out/work"
+mkdir -p "$out/inputs"
 fail=0
 say() {
   echo "relative_paths_check: $*"
   fail=1
 }
-cp "$src/hwprofiles/h200.yaml" "$out/work/myh200.yaml"
+cp "$src/hwprofiles/h200.yaml" "$out/inputs/myh200.yaml"
 printf '%s\n' 'model: deepseek-v3
 hardware: myh200.yaml
 cluster: {nodes: 1, gpus_per_node: 8, network: h200}
@@ -21,7 +21,7 @@ overlap: {enable_dbo: false, all2all_backend: deepep_low_latency}
 execution: {cuda_graph: full}
 seed: 1
 sweep:
-  workload.tokens_per_rank: [1, 64]' > "$out/work/s.yaml"
+  workload.tokens_per_rank: [1, 64]' > "$out/inputs/s.yaml"
 printf '%s\n' 'model: deepseek-v3
 hardware: myh200.yaml
 cluster: {nodes: 1, gpus_per_node: 8, network: h200}
@@ -35,11 +35,11 @@ sweep:
   workload.max_concurrency: [8, 16]
 plan:
   demand: {output_tokens_per_s: 1000}
-  slo: {p99_itl_ms: 500, p99_ttft_ms: 15000}' > "$out/work/p.yaml"
-cd "$out/work" || exit 1
+  slo: {p99_itl_ms: 500, p99_ttft_ms: 15000}' > "$out/inputs/p.yaml"
+cd "$out/inputs" || exit 1
 "$exe" sweep s.yaml --out ../sweep -j 1 > ../sweep.log 2>&1 || say "sweep of a bare file name with a relative profile failed: $(tail -n 3 ../sweep.log)"
-grep -q "hardware: $out/work/myh200.yaml" ../sweep/points/0000/scenario.yaml 2> /dev/null ||
-  grep -q "hardware: $(cd "$out/work" && pwd -P)/myh200.yaml" ../sweep/points/0000/scenario.yaml 2> /dev/null ||
+grep -q "hardware: $out/inputs/myh200.yaml" ../sweep/points/0000/scenario.yaml 2> /dev/null ||
+  grep -q "hardware: $(cd "$out/inputs" && pwd -P)/myh200.yaml" ../sweep/points/0000/scenario.yaml 2> /dev/null ||
   say "the sweep's point does not name the profile by its absolute path"
 "$exe" plan p.yaml --out ../plan -j 1 > ../plan.log 2>&1 || say "plan of a bare file name with a relative profile failed: $(tail -n 3 ../plan.log)"
 [ -s ../plan/points.csv ] || say "the plan wrote no points.csv"
