@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -436,26 +437,44 @@ std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_
   return out;
 }
 
+/** @brief The -j worker processes: one per list, each running `body(list, write_fd)` and replying on the pipe whose
+ *  (non-blocking) read end is `read_fd`. */
+struct Workers {
+  int read_fd = -1;
+  std::vector<sim::ChildProcess> procs;
+};
+Workers start_workers(const std::vector<std::vector<std::size_t>>& lists,
+                      const std::function<std::string(const std::vector<std::size_t>&, int)>& body)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    throw InternalError("dbosim sweep: cannot create the workers' pipe");
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  Workers w;
+  w.read_fd = fds[0];
+  for (const auto& list : lists)
+    w.procs.emplace_back([&] {
+      close(fds[0]);
+      return body(list, fds[1]);
+    });
+  close(fds[1]);
+  return w;
+}
+
 /** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
  *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
 void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
                     const std::vector<std::string>& keys, const std::string& engine, std::vector<int>& rc,
                     std::size_t& done, Progress& bar, std::size_t resumed)
 {
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw InternalError("dbosim sweep: cannot create the workers' pipe");
-  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  std::vector<sim::ChildProcess> workers;
-  for (const auto& list : lists)
-    workers.emplace_back([&] {
-      close(fds[0]);
-      return run_points_here(list, dirs, keys, engine, fds[1]);
-    });
-  close(fds[1]);
-  auto drain = [&] {
+  Workers started   = start_workers(lists, [&](const std::vector<std::size_t>& list, int done_fd) {
+    return run_points_here(list, dirs, keys, engine, done_fd);
+  });
+  const int read_fd = started.read_fd;
+  std::vector<sim::ChildProcess>& workers = started.procs;
+  auto drain                              = [&] {
     PointDone d;
-    while (read(fds[0], &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+    while (read(read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
       if (d.index < rc.size() && rc[d.index] < 0) {
         rc[d.index] = d.rc;
         bar.update(++done, resumed);
@@ -484,7 +503,7 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
       usleep(20000);
   }
   drain(); // what the workers wrote before they ended
-  close(fds[0]);
+  close(read_fd);
 }
 
 /** Runs each list of `lists` in a --table-only worker (price_points_here), fills `figs` from their replies and counts
@@ -493,20 +512,13 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
 int price_in_workers(const std::vector<std::vector<std::size_t>>& lists, const PointSource& src,
                      std::vector<PointFigures>& figs, std::size_t& done, Progress& bar)
 {
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw InternalError("dbosim sweep: cannot create the workers' pipe");
-  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  std::vector<sim::ChildProcess> workers;
-  for (const auto& list : lists)
-    workers.emplace_back([&] {
-      close(fds[0]);
-      return price_points_here(list, src, fds[1]);
-    });
-  close(fds[1]);
-  auto drain = [&] {
+  Workers started = start_workers(
+      lists, [&](const std::vector<std::size_t>& list, int done_fd) { return price_points_here(list, src, done_fd); });
+  const int read_fd                       = started.read_fd;
+  std::vector<sim::ChildProcess>& workers = started.procs;
+  auto drain                              = [&] {
     PointDone d;
-    while (read(fds[0], &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+    while (read(read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
       bar.update(++done, 0);
   };
   std::vector<bool> ended(workers.size(), false);
@@ -534,7 +546,7 @@ int price_in_workers(const std::vector<std::vector<std::size_t>>& lists, const P
     if (!ended[w])
       workers[w].wait();
   drain();
-  close(fds[0]);
+  close(read_fd);
   return sig;
 }
 
