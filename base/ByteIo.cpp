@@ -20,34 +20,28 @@ std::optional<std::string> read_file_bytes(const std::string& path)
   return std::move(s).str();
 }
 
+namespace {
+/** Moves all `n` bytes through `io` (::read or ::write), which may move fewer at a time or be interrupted (EINTR). */
+template <class Byte, class Io> bool transfer_all(int fd, Byte* p, std::size_t n, Io io)
+{
+  while (n > 0) {
+    const ssize_t moved = io(fd, p, n);
+    if (moved < 0 && errno == EINTR)
+      continue;
+    if (moved <= 0)
+      return false;
+    p += moved;
+    n -= static_cast<std::size_t>(moved);
+  }
+  return true;
+}
+} // namespace
+
 bool write_all(int fd, const void* data, std::size_t n)
 {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
+  return transfer_all(fd, static_cast<const char*>(data), n, ::write);
 }
 
-bool read_all(int fd, void* data, std::size_t n)
-{
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
+bool read_all(int fd, void* data, std::size_t n) { return transfer_all(fd, static_cast<char*>(data), n, ::read); }
 
 } // namespace dbosim

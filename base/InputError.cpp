@@ -1,5 +1,6 @@
 #include "base/InputError.hpp"
 
+#include <cstdio>
 #include <string>
 
 namespace dbosim {
@@ -36,6 +37,18 @@ InputError::InputError(std::string file, int line, int col, std::string key, std
 InputError::InputError(std::string file, std::string message)
     : std::runtime_error(format_error(file, 0, 0, "", message, "")), file_(std::move(file))
 {
+}
+
+std::string message_without_location(std::string what, const std::string& file)
+{
+  if (what.rfind(file, 0) == 0)
+    what = what.substr(file.size());
+  int line = 0, col = 0, used = 0;
+  if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+    return what.substr(static_cast<std::size_t>(used));
+  if (what.rfind(": ", 0) == 0)
+    return what.substr(2);
+  return what;
 }
 
 } // namespace dbosim

@@ -23,6 +23,10 @@ private:
   std::string key_;
 };
 
+/** @brief The message of an InputError's what() about `file`, without its location: `file` and then `:line:col: ` (or
+ *  `: `) taken off the front, so that another file's line can carry it. */
+std::string message_without_location(std::string what, const std::string& file);
+
 /** @brief A broken invariant inside dbosim (a bug, not bad input). Exit code 1 at the CLI. */
 class InternalError : public std::runtime_error {
 public:

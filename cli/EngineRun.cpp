@@ -64,9 +64,11 @@ std::string speculative_text(const json& summary)
 }
 
 /** out_dir/trace.json from `writer`, or, when the run draws none, no trace.json at all: one an earlier run left in
- *  the folder would pass for this run's. */
+ *  the folder would pass for this run's. No folder (step_figures): no file either way. */
 void write_trace(const std::string& out_dir, bool written, const std::function<void(std::ostream&)>& writer)
 {
+  if (out_dir.empty())
+    return;
   const std::string path = out_dir + "/trace.json";
   if (written) {
     write_file_atomic(path, writer);
@@ -100,9 +102,8 @@ json simulate_cluster(const Scenario& s, const std::string& out_dir, const Engin
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const sim::TracedRanks traced = sim::pick_trace_ranks(opt.trace, run.plan, run.metrics);
-  if (!out_dir.empty()) // no folder: no files (step_figures)
-    write_trace(out_dir, traced.written(),
-                [&](std::ostream& out) { sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced); });
+  write_trace(out_dir, traced.written(),
+              [&](std::ostream& out) { sim::write_cluster_trace(out, run.sched, run.plan, run.timeline, traced); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)
@@ -133,8 +134,7 @@ json simulate(const Scenario& s, const std::string& out_dir, const EngineRunOpti
   add_speculative(s, summary);
   sim::require_valid_summary(summary);
   const bool trace = opt.trace.mode != sim::TraceMode::none; // one rank: every mode but none draws it
-  if (!out_dir.empty())                                      // no folder: no files (step_figures)
-    write_trace(out_dir, trace, [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
+  write_trace(out_dir, trace, [&](std::ostream& out) { sim::write_chrome_trace(out, sched, plan, tl); });
   if (write_summary)
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
   if (print)

@@ -151,25 +151,15 @@ bool finished_point(const std::string& dir, const std::string& yaml)
 InputError point_error(std::string what, const std::string& key, const std::string& file, const std::string& scenario,
                        const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& idx, std::size_t index)
 {
-  if (what.rfind(file, 0) == 0)
-    what = what.substr(file.size());
-  int line = 0, col = 0, used = 0;
-  if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
-    what = what.substr(static_cast<std::size_t>(used));
-  else if (what.rfind(": ", 0) == 0)
-    what = what.substr(2);
-  std::size_t axis = 0;
-  for (std::size_t a = 0; a < axes.size(); ++a)
-    for (const std::string& k : axes[a].keys)
-      if (k == key || k.substr(k.find('.') + 1) == key)
-        axis = a;
+  const std::size_t axis = axis_of_key(axes, key);
   std::string label;
   for (std::size_t a = 0; a < axes.size(); ++a)
     for (std::size_t k = 0; k < axes[a].keys.size(); ++k)
       label +=
           fmt::format("{}{}={}", label.empty() ? "" : ", ", axes[a].keys[k], scalar_text(axes[a].values[idx[a]][k]));
   return InputError(scenario, axes[axis].origin.line, axes[axis].origin.col, "sweep",
-                    fmt::format("point {} ({}) is not a valid scenario: {}", index, label, what));
+                    fmt::format("point {} ({}) is not a valid scenario: {}", index, label,
+                                message_without_location(std::move(what), file)));
 }
 
 /** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
@@ -190,6 +180,14 @@ struct PointDone {
   std::uint32_t index = 0;
   std::int32_t rc     = 0;
 };
+
+/** @brief A worker tells the parent that point `i` ended with `rc`; a worker whose parent is gone stops. */
+void send_done(int done_fd, std::size_t i, int rc)
+{
+  const PointDone d{static_cast<std::uint32_t>(i), rc};
+  if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
+    _exit(1);
+}
 
 /** @brief Keeps a finished point's output files (every file of its folder but its scenario.yaml, whose text is in the
  *  key) in the point cache with the inputs its run read; a failed write leaves the cache colder, nothing else. */
@@ -269,9 +267,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
     std::fflush(stderr);
     if (rc == 0 && !keys[i].empty())
       store_point(keys[i], dirs[i], inputs.files());
-    const PointDone d{static_cast<std::uint32_t>(i), rc};
-    if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
-      _exit(1);
+    send_done(done_fd, i, rc);
   }
   return {};
 }
@@ -396,9 +392,7 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
     if (f.load_error)
       first_bad = std::min(first_bad, i);
     put_figures(reply, i, f);
-    const PointDone d{static_cast<std::uint32_t>(i), f.rc};
-    if (write(done_fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d))
-      _exit(1);
+    send_done(done_fd, i, f.rc);
   }
   return reply;
 }
@@ -461,49 +455,58 @@ Workers start_workers(const std::vector<std::vector<std::size_t>>& lists,
   return w;
 }
 
+/** @brief Waits for every worker of `ws`: `drain()` between polls, `on_end(w, result)` as worker w ends; on
+ *  SIGINT/SIGTERM (StopOnSignal) the running ones are killed and waited for. Drains once more, closes the pipe and
+ *  returns the signal that stopped the sweep (0: none). */
+int wait_workers(Workers& ws, const std::function<void()>& drain,
+                 const std::function<void(std::size_t, const sim::ChildResult&)>& on_end)
+{
+  std::vector<bool> ended(ws.procs.size(), false);
+  std::size_t running = ws.procs.size();
+  int sig             = 0;
+  while (running > 0 && (sig = StopOnSignal::requested()) == 0) {
+    drain();
+    bool any = false;
+    for (std::size_t w = 0; w < ws.procs.size(); ++w)
+      if (const std::optional<sim::ChildResult> r = ended[w] ? std::nullopt : ws.procs[w].try_wait()) {
+        ended[w] = any = true;
+        --running;
+        on_end(w, *r);
+      }
+    if (!any)
+      usleep(20000); // polled, so that a signal between the check and the wait is never missed
+  }
+  for (std::size_t w = 0; w < ws.procs.size() && sig; ++w)
+    if (!ended[w])
+      ws.procs[w].kill(sig);
+  for (std::size_t w = 0; w < ws.procs.size() && sig; ++w)
+    if (!ended[w])
+      ws.procs[w].wait();
+  drain(); // what the workers wrote before they ended
+  close(ws.read_fd);
+  return sig;
+}
+
 /** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
  *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
 void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
                     const std::vector<std::string>& keys, const std::string& engine, std::vector<int>& rc,
                     std::size_t& done, Progress& bar, std::size_t resumed)
 {
-  Workers started   = start_workers(lists, [&](const std::vector<std::size_t>& list, int done_fd) {
+  Workers ws = start_workers(lists, [&](const std::vector<std::size_t>& list, int done_fd) {
     return run_points_here(list, dirs, keys, engine, done_fd);
   });
-  const int read_fd = started.read_fd;
-  std::vector<sim::ChildProcess>& workers = started.procs;
-  auto drain                              = [&] {
-    PointDone d;
-    while (read(read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
-      if (d.index < rc.size() && rc[d.index] < 0) {
-        rc[d.index] = d.rc;
-        bar.update(++done, resumed);
-      }
-  };
-  std::vector<bool> ended(workers.size(), false);
-  std::size_t running = workers.size();
-  while (running > 0) {
-    if (StopOnSignal::requested()) {
-      for (std::size_t w = 0; w < workers.size(); ++w)
-        if (!ended[w])
-          workers[w].kill(StopOnSignal::requested());
-      for (std::size_t w = 0; w < workers.size(); ++w)
-        if (!ended[w])
-          workers[w].wait();
-      break;
-    }
-    drain();
-    bool any = false;
-    for (std::size_t w = 0; w < workers.size(); ++w)
-      if (!ended[w] && workers[w].try_wait()) {
-        ended[w] = any = true;
-        --running;
-      }
-    if (!any)
-      usleep(20000);
-  }
-  drain(); // what the workers wrote before they ended
-  close(read_fd);
+  wait_workers(
+      ws,
+      [&] {
+        PointDone d;
+        while (read(ws.read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+          if (d.index < rc.size() && rc[d.index] < 0) {
+            rc[d.index] = d.rc;
+            bar.update(++done, resumed);
+          }
+      },
+      [](std::size_t, const sim::ChildResult&) {});
 }
 
 /** Runs each list of `lists` in a --table-only worker (price_points_here), fills `figs` from their replies and counts
@@ -512,42 +515,21 @@ void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const st
 int price_in_workers(const std::vector<std::vector<std::size_t>>& lists, const PointSource& src,
                      std::vector<PointFigures>& figs, std::size_t& done, Progress& bar)
 {
-  Workers started = start_workers(
+  Workers ws = start_workers(
       lists, [&](const std::vector<std::size_t>& list, int done_fd) { return price_points_here(list, src, done_fd); });
-  const int read_fd                       = started.read_fd;
-  std::vector<sim::ChildProcess>& workers = started.procs;
-  auto drain                              = [&] {
-    PointDone d;
-    while (read(read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
-      bar.update(++done, 0);
-  };
-  std::vector<bool> ended(workers.size(), false);
-  std::size_t running = workers.size();
-  int sig             = 0;
-  while (running > 0 && (sig = StopOnSignal::requested()) == 0) {
-    drain();
-    bool any = false;
-    for (std::size_t w = 0; w < workers.size(); ++w)
-      if (const std::optional<sim::ChildResult> r = ended[w] ? std::nullopt : workers[w].try_wait()) {
-        ended[w] = any = true;
-        --running;
-        take_figures(r->payload, figs);
+  return wait_workers(
+      ws,
+      [&] {
+        PointDone d;
+        while (read(ws.read_fd, &d, sizeof d) == static_cast<ssize_t>(sizeof d))
+          bar.update(++done, 0);
+      },
+      [&](std::size_t w, const sim::ChildResult& r) {
+        take_figures(r.payload, figs);
         for (const std::size_t i : lists[w])
-          if (!r->ok() && figs[i].rc < 0)
-            figs[i] = {r->exit_code, false, {"its worker process ended first: " + r->message}};
-      }
-    if (!any)
-      usleep(20000); // polled, so that a signal between the check and the wait is never missed
-  }
-  for (std::size_t w = 0; w < workers.size() && sig; ++w)
-    if (!ended[w])
-      workers[w].kill(sig);
-  for (std::size_t w = 0; w < workers.size() && sig; ++w)
-    if (!ended[w])
-      workers[w].wait();
-  drain();
-  close(read_fd);
-  return sig;
+          if (!r.ok() && figs[i].rc < 0)
+            figs[i] = {r.exit_code, false, {"its worker process ended first: " + r.message}};
+      });
 }
 
 /** Each point's folder, exit code (-1: not run yet; 0 for a point an earlier run finished under --resume or the point

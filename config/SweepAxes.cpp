@@ -223,4 +223,14 @@ YAML::Node absolutized(const std::string& key, const YAML::Node& value, const st
   return cur;
 }
 
+std::size_t axis_of_key(const std::vector<SweepAxis>& axes, const std::string& key)
+{
+  std::size_t axis = 0;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (const std::string& k : axes[a].keys)
+      if (k == key || k.substr(k.find('.') + 1) == key)
+        axis = a;
+  return axis;
+}
+
 } // namespace dbosim

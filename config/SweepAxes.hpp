@@ -50,6 +50,10 @@ void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& v
  * absolute, relative to `dir` (a point file lives elsewhere than the file it came from). */
 void absolutize_paths(YAML::Node node, const std::string& dir);
 
+/** @brief The index of the axis that sweeps `key` (a dotted key, or the leaf an error names), the last that does; 0
+ *  (the first axis) when none does: the sweep line a point's error is reported at. */
+std::size_t axis_of_key(const std::vector<SweepAxis>& axes, const std::string& key);
+
 /** @brief `value` of `key` (a path key of absolutize_paths, else unchanged) made absolute relative to `dir`. */
 YAML::Node absolutized(const std::string& key, const YAML::Node& value, const std::string& dir);
 

@@ -13,7 +13,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -130,21 +129,10 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
         if (swept(spec, u.key) && (spec.dropped.empty() || spec.dropped.back().index != p.index))
           spec.dropped.push_back({p.index, p.label(), u.key, u.note.substr(2)});
     } catch (const InputError& e) {
-      std::string what = e.what();
-      if (what.rfind(point_file, 0) == 0)
-        what = what.substr(point_file.size());
-      int line = 0, col = 0, used = 0;
-      if (std::sscanf(what.c_str(), ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
-        what = what.substr(static_cast<std::size_t>(used));
-      else if (what.rfind(": ", 0) == 0)
-        what = what.substr(2);
-      const PlanAxis* axis = &spec.axes.front(); // the axis that holds the offending key, else the first
-      for (const PlanAxis& a : spec.axes)
-        for (const std::string& k : a.keys)
-          if (k == e.key() || k.substr(k.find('.') + 1) == e.key())
-            axis = &a;
-      throw InputError(path, axis->origin.line, axis->origin.col, "sweep",
-                       fmt::format("point {} ({}) is not a valid scenario: {}", p.index, p.label(), what));
+      const PlanAxis& axis = spec.axes[axis_of_key(spec.axes, e.key())];
+      throw InputError(path, axis.origin.line, axis.origin.col, "sweep",
+                       fmt::format("point {} ({}) is not a valid scenario: {}", p.index, p.label(),
+                                   message_without_location(e.what(), point_file)));
     }
     if (!serving) // a plan's SLOs and demand are serving metrics: a single step has none
       (top.has("workload") ? top.get_map("workload") : top)
