@@ -156,8 +156,9 @@ std::vector<Path> sample(const std::vector<Path>& all, std::size_t per_depth)
 
 } // namespace
 
+// [slow]: the Release build runs it (~80 s under the sanitizers, where the fuzz targets read the same files).
 TEST_CASE("readers: a node of the wrong kind at every level is an input error, never a yaml-cpp exception",
-          "[quick][readers]")
+          "[slow][readers]")
 {
   for (const Reader& r : readers()) {
     const std::string seed = std::string(DBOSIM_SOURCE_DIR) + "/" + r.seed;
