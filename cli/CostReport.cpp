@@ -96,8 +96,9 @@ std::string explain_cost(const std::string& title, const std::string& name, cons
   if (!op.parts.empty()) {
     out += fmt::format("  {:<28} {:<30} {:>10}  {}\n", "kernel", "table (floor family)", "us", "shape; launched at");
     for (const auto& k : op.parts) {
-      const std::string family = (k.timed_by.empty() ? std::string("roofline") : k.timed_by) + " (" +
-                                 (k.floor_family.empty() ? "-" : k.floor_family) + (k.floored ? ", at floor)" : ")");
+      const std::string timed = k.on_links ? "links" : k.timed_by.empty() ? "roofline" : k.timed_by;
+      const std::string family =
+          timed + " (" + (k.floor_family.empty() ? "-" : k.floor_family) + (k.floored ? ", at floor)" : ")");
       out += fmt::format("  {:<28} {:<30} {:>10.3f}  {}; {}\n", k.name, family, k.us, k.shape,
                          k.source.empty() ? "-" : k.source);
     }

@@ -327,13 +327,15 @@ Scenario load_scenario_node(const YAML::Node& file, const std::string& path)
   Sections sections;
   read_params(root, sections, s);
   check_rules(root, sections, s);
-  if (s.parallel.ep > 1) {
-    // D and C need link facts: hwprofiles/network/<cluster.network or the profile's name>.yaml.
+  if (s.parallel.ep > 1 || s.parallel.tp > 1) {
+    // D and C, and the tensor-parallel all-reduces, need link facts: hwprofiles/network/<cluster.network or the
+    // profile's name>.yaml.
     const std::string net = s.cluster.network.empty() ? s.hw.name : s.cluster.network;
     if (!std::filesystem::exists(resolve_data_file("hwprofiles/network", net)))
       root.fail(sections.count("cluster") ? "cluster" : "hardware",
-                fmt::format("no network facts '{}' for ep {} (hwprofiles/network/{}.yaml): set cluster.network", net,
-                            s.parallel.ep, net),
+                fmt::format("no network facts '{}' for ep {} / tp {} (hwprofiles/network/{}.yaml): set "
+                            "cluster.network",
+                            net, s.parallel.ep, s.parallel.tp, net),
                 list_data_files("hwprofiles/network").empty()
                     ? std::string("a network facts file")
                     : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));

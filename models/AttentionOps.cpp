@@ -137,7 +137,17 @@ void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, con
                        GraphSplit::attention));
 }
 
-std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+/** o_proj, then the all-reduce of its output over the TP group when there is one (`reduce`). */
+void add_o_proj(std::vector<KernelWork>& out, double tokens, int hidden, int in_width, const LinearFormat& f,
+                const char* source, const KernelWork* reduce)
+{
+  add_linear(out, "o_proj", tokens, hidden, in_width, f, source);
+  if (reduce)
+    out.push_back(*reduce);
+}
+
+std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
+                               const KernelWork* o_proj_reduce)
 {
   const MlaSpec& a = m.mla;
   const int h      = heads_per_rank(a.num_heads, par.tp);
@@ -159,7 +169,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
                              "attention"),
                  GraphSplit::attention));
   }
-  add_linear(out, "o_proj", t, m.hidden, h * a.v_head_dim, attn_f, src_mla);
+  add_o_proj(out, t, m.hidden, h * a.v_head_dim, attn_f, src_mla, o_proj_reduce);
   add_a1_tail(out, m, t, moe_layer);
   return out;
 }
@@ -185,7 +195,8 @@ std::vector<KernelWork> gqa_a0(const ModelSpec& m, const ParallelSpec& par, cons
   return out;
 }
 
-std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer)
+std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
+                               const KernelWork* o_proj_reduce)
 {
   const GqaSpec& g  = m.gqa;
   const int h       = heads_per_rank(g.num_heads, par.tp);
@@ -213,7 +224,7 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
   core.split        = GraphSplit::attention;
   core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
   out.push_back(core);
-  add_linear(out, "o_proj", t, m.hidden, h * g.head_dim, attn_f, src_gqa);
+  add_o_proj(out, t, m.hidden, h * g.head_dim, attn_f, src_gqa, o_proj_reduce);
   add_a1_tail(out, m, t, moe_layer);
   return out;
 }
@@ -236,7 +247,15 @@ std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelS
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
                                              bool moe_layer)
 {
-  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer) : gqa_a1(m, par, s, moe_layer);
+  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer, nullptr)
+                                           : gqa_a1(m, par, s, moe_layer, nullptr);
+}
+
+std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
+                                             bool moe_layer, const KernelWork& o_proj_reduce)
+{
+  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer, &o_proj_reduce)
+                                           : gqa_a1(m, par, s, moe_layer, &o_proj_reduce);
 }
 
 } // namespace dbosim::models

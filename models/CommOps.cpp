@@ -47,6 +47,34 @@ double combine_bytes_per_copy(const ModelSpec& m)
   return double(m.hidden) * dtype_bytes(m.combine_dtype);
 }
 
+KernelWork tp_all_reduce_kernel(const std::string& name, double tokens, const ModelSpec& m, const HwProfile& hw,
+                                const ParallelSpec& par, const CommSetup& comm, const std::string& source)
+{
+  if (par.tp <= 1)
+    throw std::invalid_argument(fmt::format("{}: a tensor-parallel all-reduce needs tp > 1 (tp={})", name, par.tp));
+  if (!comm.net)
+    throw std::invalid_argument(fmt::format("{} at tp={} needs network facts for profile '{}' "
+                                            "(hwprofiles/network/<name>.yaml)",
+                                            name, par.tp, hw.name));
+  constexpr double reduced_bytes_per_element = 2.0; // the layer's BF16 output
+  const NetworkFacts& n                      = *comm.net;
+  const bool through_nics                    = par.tp > comm.gpus_per_node;
+  const double hop_us =
+      through_nics ? std::max(hw.nvlink_latency_us, hw.nic_latency_us + n.switch_latency_us) : hw.nvlink_latency_us;
+  const double link_bytes_s = through_nics ? std::min(n.nvlink_achievable_bytes_per_s, n.nic_achievable_bytes_per_s)
+                                           : n.nvlink_achievable_bytes_per_s;
+  const double buffer_bytes = std::max(0.0, tokens) * m.hidden * reduced_bytes_per_element;
+  const double ring_steps   = 2.0 * (par.tp - 1);
+  const double sent_bytes   = ring_steps / par.tp * buffer_bytes;
+  KernelWork w;
+  w.name      = name;
+  w.source    = source;
+  w.fabric_us = buffer_bytes > 0 ? ring_steps * hop_us + sent_bytes / link_bytes_s * 1e6 : 0.0;
+  w.shape     = fmt::format("{:g} x {} bf16 over tp {}, a ring through {}", tokens, m.hidden, par.tp,
+                        through_nics ? "the NICs" : "the node's links");
+  return w;
+}
+
 OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par,
                        const StepShape& s, const CommSetup& comm)
 {

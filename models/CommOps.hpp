@@ -4,6 +4,7 @@
 #pragma once
 #include "hw/HwProfile.hpp"
 #include "models/CommSetup.hpp"
+#include "models/KernelCost.hpp"
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"
 
@@ -19,5 +20,15 @@ double combine_bytes_per_copy(const ModelSpec& m);
  *  @throws std::invalid_argument on a bad kind, missing network facts, or a placement that does not fit ep. */
 OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par,
                        const StepShape& s, const CommSetup& comm);
+
+/** @brief The all-reduce of a row-parallel layer's output over the tensor-parallel group (par.tp > 1): `tokens` rows
+ *  of the hidden state in BF16, as the engines reduce o_proj's and the dense MLP's down projection (vLLM
+ *  RowParallelLinear with reduce_results). Priced as NCCL's ring: 2 (tp - 1) steps, each a link hop, moving
+ *  2 (tp - 1) / tp of the buffer over the GPU's links (NVLink or xGMI: comm.net's achievable bandwidth and the
+ *  profile's link latency); a group wider than the node's domain (tp > comm.gpus_per_node) runs its ring through
+ *  the NICs (their bandwidth and latency, one switch hop). A kernel of the compute stream (KernelWork::fabric_us).
+ *  @throws std::invalid_argument when tp <= 1 or `comm.net` is null. */
+KernelWork tp_all_reduce_kernel(const std::string& name, double tokens, const ModelSpec& m, const HwProfile& hw,
+                                const ParallelSpec& par, const CommSetup& comm, const std::string& source);
 
 } // namespace dbosim::models

@@ -208,6 +208,14 @@ KernelTime unfloored_time(const HwProfile& hw, const KernelWork& k)
 
 KernelTime kernel_time(const HwProfile& hw, const KernelWork& k)
 {
+  if (k.fabric_us >= 0) {
+    KernelTime link;
+    link.us    = k.fabric_us;
+    link.bound = Bound::network;
+    if (cost_explanations())
+      link.method = fmt::format("{}: {:.3f} us on the links ({})", k.name, k.fabric_us, k.shape);
+    return link;
+  }
   if (k.flops <= 0 && k.bytes <= 0) {
     KernelTime none;
     if (cost_explanations())

@@ -50,6 +50,9 @@ struct KernelWork {
   std::string shape;                   ///< the shape as launched, for --explain ("M=128 N=2112 K=7168")
   std::string source;                  ///< where a serving engine launches it (vLLM file: function), for --explain
   TableAxis table_axis = TableAxis::tokens;
+  /// A collective over the GPU's links (the tensor-parallel all-reduce): its duration from the fabric model
+  /// (models/CommOps), not from the roofline or a table; negative = a compute kernel.
+  double fabric_us = -1;
 };
 
 /** @brief A kernel's duration on the whole GPU and how it was obtained. */

@@ -186,6 +186,7 @@ OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_famil
                          std::move(t.table),
                          k.flops,
                          k.compute_dtype});
+    c.parts.back().on_links = k.fabric_us >= 0;
   }
   if (explain)
     c.method = fmt::format("{} = sum of {} kernels ({:.3f} us): {}", op_name(kind), c.kernels, c.duration_us, c.method);
@@ -254,6 +255,31 @@ template <typename CostOf> OpCost per_chunk(const std::vector<StepShape>& chunks
 }
 } // namespace
 
+namespace {
+constexpr const char* src_row_parallel =
+    "vllm/model_executor/layers/linear.py: RowParallelLinear.forward (tensor_model_parallel_all_reduce)";
+constexpr const char* src_moe_reduce =
+    "vllm/model_executor/layers/fused_moe/layer.py: FusedMoE.forward (reduce_results: the experts' sum all-reduced)";
+
+/** The tensor-parallel all-reduce of a row-parallel layer's output of `shape`'s tokens. */
+KernelWork tp_reduce(const std::string& name, const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par,
+                     const StepShape& shape, const CommSetup& comm, const char* source)
+{
+  return tp_all_reduce_kernel(name, shape.tokens, model, hw, par, comm, source);
+}
+} // namespace
+
+OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                         bool moe_layer, const CommSetup& comm)
+{
+  if (par.tp <= 1)
+    return sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer));
+  return sum_kernels(
+      hw, OpKind::A1, "attention",
+      attention_a1_kernels(model, par, shape, moe_layer,
+                           tp_reduce("o_proj_all_reduce", model, hw, par, shape, comm, src_row_parallel)));
+}
+
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm)
 {
@@ -261,10 +287,13 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   LayerCosts out;
   out.moe = moe_layer;
   out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
-  out.ops.push_back(sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer)));
+  out.ops.push_back(attention_a1_cost(model, hw, par, shape, moe_layer, comm));
   if (!moe_layer) {
-    out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm",
-                                  dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
+    out.ops.push_back(sum_kernels(
+        hw, OpKind::MLP, "gemm",
+        par.tp > 1 ? dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate,
+                                       tp_reduce("dense_mlp_all_reduce", model, hw, par, shape, comm, src_row_parallel))
+                   : dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
     return out;
   }
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
@@ -286,8 +315,17 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   auto a2a = [&](OpKind k, const CommSetup& c) {
     return per_chunk(chunks, [&](const StepShape& s) { return all_to_all_cost(k, model, hw, par, s, c); });
   };
-  auto mlp = [&](double load) {
-    return per_chunk(chunks, [&](const StepShape& s) { return routed_mlp_cost(model, hw, par, s, redundant, load); });
+  // With ep = 1 and tp > 1 each rank holds a slice of every expert (and of the shared expert): FusedMoE sums their
+  // partial outputs with one all-reduce over the TP group, after the experts (here at the end of MLP).
+  const bool tp_sharded_moe = !all_to_all && par.tp > 1;
+  auto mlp                  = [&](double load) {
+    return per_chunk(chunks, [&](const StepShape& s) {
+      if (!tp_sharded_moe)
+        return routed_mlp_cost(model, hw, par, s, redundant, load);
+      std::vector<KernelWork> k = inside_moe_op(routed_mlp_kernels(model, par, s, redundant, load));
+      k.push_back(inside(tp_reduce("moe_all_reduce", model, hw, par, s, comm, src_moe_reduce), GraphSplit::moe));
+      return sum_kernels(hw, OpKind::MLP, "grouped_gemm", std::move(k));
+    });
   };
   if (all_to_all) {
     out.ops.push_back(a2a(OpKind::D, hot));

@@ -84,6 +84,7 @@ struct OpKernelPart {
   std::string timed_by{};            ///< KernelTime::table: the table family that timed it ("" = the roofline)
   double flops        = 0;           ///< its floating-point operations
   DType compute_dtype = DType::bf16; ///< the tensor-core precision its FLOPs run at (CostGuards' peak)
+  bool on_links       = false;       ///< a collective priced by the fabric model (KernelWork::fabric_us): no SM scaling
 };
 
 struct OpCost {
@@ -122,6 +123,12 @@ struct LayerCosts {
  *  @throws std::invalid_argument on bad inputs, or when ep > 1 and `comm.net` is null. */
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm);
+
+/** @brief A1 of one layer as layer_costs costs it: the attention kernels (models/AttentionOps) and, with tp > 1,
+ *  the all-reduce of o_proj's output over the TP group on `comm.net`'s links (models/CommOps).
+ *  @throws std::invalid_argument when tp > 1 and `comm.net` is null. */
+OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                         bool moe_layer, const CommSetup& comm);
 
 /** @brief The routed experts' op (MLP) of one MoE layer alone, as layer_costs costs it (`redundant_experts`: EPLB
  *  slots over the EP group); for callers that re-cost only the experts per rank. */

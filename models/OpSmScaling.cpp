@@ -31,15 +31,21 @@ double duration_on_sms_us(const HwProfile& hw, const OpCost& op, int sms, bool* 
   };
   // kernels with a per-shape table at exactly these SMs take its speed; the rest scale by the family curve
   double total_us  = 0;
+  double links_us  = 0; // collectives on the links (the TP all-reduce): their time is the fabric's, not the SMs'
   bool table_found = false;
   for (const auto& part : op.parts) {
+    if (part.on_links) {
+      links_us += part.us;
+      total_us += part.us;
+      continue;
+    }
     const SmTable* t = part.table_family.empty() ? nullptr : find_sm_table(hw, part.table_family, part.table_dims, sms);
     table_found |= t != nullptr;
     total_us += t ? part.us / speed_at_tokens(t->speed_by_tokens, part.table_tokens) : by_family(part.us);
   }
   if (!table_found) {
     linear   = false;
-    total_us = by_family(op.duration_us); // the whole op by its family curve (exactly as without tables)
+    total_us = by_family(op.duration_us - links_us) + links_us; // the op's kernels by its family curve
   }
   if (linear_fallback)
     *linear_fallback = linear;

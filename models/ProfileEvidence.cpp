@@ -225,7 +225,10 @@ std::vector<std::string> estimated_families_used(const HwProfile& hw, const Netw
     if (op.kind == OpKind::D || op.kind == OpKind::C || op.kind == OpKind::D_recv || op.kind == OpKind::C_recv)
       comm = true; // priced by the network facts
     for (const OpKernelPart& p : op.parts)
-      note_part(p);
+      if (p.on_links)
+        comm = true; // a collective inside a compute op (the TP all-reduce): priced by the network facts
+      else
+        note_part(p);
   };
   for (const LayerCosts* l : layers)
     for (const OpCost& op : l->ops)

@@ -63,8 +63,7 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key)
       a0.emplace(shape, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
                                             models::attention_a0_kernels(v.model, v.parallel, shape)));
     lc.ops.push_back(a0->second);
-    lc.ops.push_back(models::sum_kernels(v.hw, models::OpKind::A1, "attention",
-                                         models::attention_a1_kernels(v.model, v.parallel, shape, moe)));
+    lc.ops.push_back(models::attention_a1_cost(v.model, v.hw, v.parallel, shape, moe, sim::comm_setup(v, 0)));
     return lc;
   };
   const sim::StepPlan plan = sim::build_step_plan(v, key, costs, plan_options(key));

@@ -39,13 +39,16 @@ double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSp
   }
   const double tp = p.tp;
   using models::OpClass;
-  const double attn_b        = attn / tp * models::weight_bytes_per_element(m, OpClass::attention);
-  const double dense_b       = models::weight_bytes_per_element(m, OpClass::dense_mlp);
-  const double routed_b      = models::weight_bytes_per_element(m, OpClass::routed_experts);
-  const double shared_b      = models::weight_bytes_per_element(m, OpClass::shared_experts);
-  const double dense         = 3.0 * h * m.dense_intermediate / tp * dense_b;
+  const double attn_b   = attn / tp * models::weight_bytes_per_element(m, OpClass::attention);
+  const double dense_b  = models::weight_bytes_per_element(m, OpClass::dense_mlp);
+  const double routed_b = models::weight_bytes_per_element(m, OpClass::routed_experts);
+  const double shared_b = models::weight_bytes_per_element(m, OpClass::shared_experts);
+  const double dense    = 3.0 * h * m.dense_intermediate / tp * dense_b;
+  // ep > 1: whole experts, spread over the EP group; ep = 1: every expert on every rank, each sliced over the TP
+  // group (models::expert_load's expert width).
   const double local_experts = std::ceil(double(m.num_routed_experts) / std::max(1, p.ep));
-  const double moe           = local_experts * 3.0 * h * m.moe_intermediate * routed_b +
+  const double expert_width  = p.ep > 1 ? double(m.moe_intermediate) : double(m.moe_intermediate) / tp;
+  const double moe           = local_experts * 3.0 * h * expert_width * routed_b +
                      3.0 * h * m.shared_intermediate / tp * shared_b + h * m.num_routed_experts * 4.0; // fp32 router
   // Embedding (BF16) and LM head (BF16 unless precision.lm_head sets a format).
   const double embed =

@@ -23,7 +23,8 @@ struct KvCapacity {
 
 /** @brief KV bytes per token on one GPU (all layers). */
 double kv_bytes_per_token(const models::ModelSpec& m, int tp);
-/** @brief Weight bytes resident on one GPU: attention/dense/shared split by TP, routed experts by EP, embeddings. */
+/** @brief Weight bytes resident on one GPU: attention/dense/shared split by TP, routed experts by EP (ep > 1) or
+ *  each expert split by TP (ep = 1), embeddings. */
 double weight_bytes_per_gpu(const models::ModelSpec& m, const models::ParallelSpec& p);
 
 /** @brief The MTP module's weights on one GPU (speculative_config deepseek_mtp): one MoE decoder layer, eh_proj

@@ -41,7 +41,7 @@ CostSource model_cost_source(const Deployment& d)
 models::CommSetup comm_setup(const Deployment& sc, int comm_sms)
 {
   models::CommSetup c;
-  c.net              = sc.parallel.ep > 1 ? &sc.network : nullptr;
+  c.net              = sc.parallel.ep > 1 || sc.parallel.tp > 1 ? &sc.network : nullptr;
   c.gpus_per_node    = sc.hw.nvlink_domain_size > 0 ? sc.hw.nvlink_domain_size : sc.cluster.gpus_per_node;
   c.comm_sms         = comm_sms;
   c.oversubscription = sc.cluster.oversubscription;
