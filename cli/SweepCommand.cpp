@@ -23,6 +23,7 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
+#include "models/CostExplain.hpp"
 #include "serving/PointDiskCache.hpp"
 #include "serving/StepDiskCache.hpp"
 #include "sim/engine/StepEngine.hpp"
@@ -295,6 +296,18 @@ struct PointFigures {
   std::vector<std::string> cells; ///< rc 0: step_time_us and exposed_comm_us as sweep.csv writes them; else the error
 };
 
+/** step_figures without the cost explanations (their numbers are the same: models/CostExplain.hpp); a point that
+ *  fails is priced again with them, for its error message to quote them as `dbosim run`'s does. */
+json quiet_step_figures(const Scenario& s, sim::EngineKind engine)
+{
+  try {
+    const models::QuietCosts quiet;
+    return step_figures(s, engine);
+  } catch (const std::exception&) {
+    return step_figures(s, engine);
+  }
+}
+
 /** One point loaded from memory and priced as `dbosim run` prices its step (the same engine choice), with nothing
  *  printed and no file written. A serving point is a load error: --table-only prices one-step points. */
 PointFigures price_point(const PointSource& src, std::size_t i)
@@ -303,7 +316,8 @@ PointFigures price_point(const PointSource& src, std::size_t i)
   const std::string label = point_label(src.out_dir, i);
   std::optional<Scenario> s;
   try {
-    s.emplace(load_scenario_node(point_node(src.root, src.axes, src.indices[i], src.scenario_dir), label));
+    // one-step points share no step shapes: no fingerprint
+    s.emplace(load_scenario_unshared(point_node(src.root, src.axes, src.indices[i], src.scenario_dir), label));
     if (has_serving_workload(*s))
       throw InputError(label, "it is a serving run (workload.num_prompts or workload.trace), and --table-only prices "
                               "one-step points: run the sweep without --table-only");
@@ -314,7 +328,7 @@ PointFigures price_point(const PointSource& src, std::size_t i)
     return f;
   }
   try {
-    const json fig = step_figures(*s, src.engine);
+    const json fig = quiet_step_figures(*s, src.engine);
     for (const char* col : {"step_time_us", "exposed_comm_us"})
       f.cells.push_back(figure_cell(fig.contains(col) ? &fig[col] : nullptr));
     f.rc = 0;
