@@ -275,7 +275,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
 
 /** The inputs a --table-only worker prices its points from: the parent's, inherited through the fork. */
 struct PointSource {
-  const YAML::Node& root;
+  const YAML::Node& root; ///< the scenario file, its sweep: removed or not
   const std::vector<SweepAxis>& axes;
   const std::vector<std::vector<std::size_t>>& indices;
   fs::path scenario_dir;
@@ -838,8 +838,11 @@ int sweep_table_only(const SweepOptions& opt, const Scenario& base, const YAML::
   check_table_only(opt, base, axes);
   fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   const std::size_t count = indices.size();
+  // the file without its sweep: once here, not at every point (point_node removes it from each point's copy)
+  YAML::Node sweepless = YAML::Clone(root);
+  sweepless.remove("sweep");
   const PointSource src{
-      root, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
+      sweepless, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
   std::vector<PointFigures> figs(count);
   std::vector<std::size_t> todo(count);
   for (std::size_t i = 0; i < count; ++i)
