@@ -397,6 +397,7 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
 {
   signal(SIGINT, SIG_DFL); // the sweep's flag handler is the parent's; a worker just stops
   signal(SIGTERM, SIG_DFL);
+  const FixedInputs fixed; // the profiles, models and network facts read once, not again at every point
   std::string reply;
   std::size_t first_bad = SIZE_MAX;
   for (const std::size_t i : mine) {
