@@ -23,6 +23,7 @@
 #include "config/ScenarioLoader.hpp"
 #include "config/SweepAxes.hpp"
 #include "config/YamlMap.hpp"
+#include "models/CostExplain.hpp"
 #include "serving/PointDiskCache.hpp"
 #include "serving/StepDiskCache.hpp"
 #include "sim/engine/StepEngine.hpp"
@@ -274,7 +275,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
 
 /** The inputs a --table-only worker prices its points from: the parent's, inherited through the fork. */
 struct PointSource {
-  const YAML::Node& root;
+  const YAML::Node& root; ///< the scenario file, its sweep: removed or not
   const std::vector<SweepAxis>& axes;
   const std::vector<std::vector<std::size_t>>& indices;
   fs::path scenario_dir;
@@ -295,6 +296,18 @@ struct PointFigures {
   std::vector<std::string> cells; ///< rc 0: step_time_us and exposed_comm_us as sweep.csv writes them; else the error
 };
 
+/** step_figures without the cost explanations (their numbers are the same: models/CostExplain.hpp); a point that
+ *  fails is priced again with them, for its error message to quote them as `dbosim run`'s does. */
+json quiet_step_figures(const Scenario& s, sim::EngineKind engine)
+{
+  try {
+    const models::QuietCosts quiet;
+    return step_figures(s, engine);
+  } catch (const std::exception&) {
+    return step_figures(s, engine);
+  }
+}
+
 /** One point loaded from memory and priced as `dbosim run` prices its step (the same engine choice), with nothing
  *  printed and no file written. A serving point is a load error: --table-only prices one-step points. */
 PointFigures price_point(const PointSource& src, std::size_t i)
@@ -303,7 +316,8 @@ PointFigures price_point(const PointSource& src, std::size_t i)
   const std::string label = point_label(src.out_dir, i);
   std::optional<Scenario> s;
   try {
-    s.emplace(load_scenario_node(point_node(src.root, src.axes, src.indices[i], src.scenario_dir), label));
+    // one-step points share no step shapes: no fingerprint
+    s.emplace(load_scenario_unshared(point_node(src.root, src.axes, src.indices[i], src.scenario_dir), label));
     if (has_serving_workload(*s))
       throw InputError(label, "it is a serving run (workload.num_prompts or workload.trace), and --table-only prices "
                               "one-step points: run the sweep without --table-only");
@@ -314,7 +328,7 @@ PointFigures price_point(const PointSource& src, std::size_t i)
     return f;
   }
   try {
-    const json fig = step_figures(*s, src.engine);
+    const json fig = quiet_step_figures(*s, src.engine);
     for (const char* col : {"step_time_us", "exposed_comm_us"})
       f.cells.push_back(figure_cell(fig.contains(col) ? &fig[col] : nullptr));
     f.rc = 0;
@@ -383,6 +397,7 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
 {
   signal(SIGINT, SIG_DFL); // the sweep's flag handler is the parent's; a worker just stops
   signal(SIGTERM, SIG_DFL);
+  const FixedInputs fixed; // the profiles, models and network facts read once, not again at every point
   std::string reply;
   std::size_t first_bad = SIZE_MAX;
   for (const std::size_t i : mine) {
@@ -824,8 +839,11 @@ int sweep_table_only(const SweepOptions& opt, const Scenario& base, const YAML::
   check_table_only(opt, base, axes);
   fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   const std::size_t count = indices.size();
+  // the file without its sweep: once here, not at every point (point_node removes it from each point's copy)
+  YAML::Node sweepless = YAML::Clone(root);
+  sweepless.remove("sweep");
   const PointSource src{
-      root, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
+      sweepless, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
   std::vector<PointFigures> figs(count);
   std::vector<std::size_t> todo(count);
   for (std::size_t i = 0; i < count; ++i)

@@ -116,6 +116,16 @@ namespace {
 thread_local InputDigest* innermost_digest = nullptr;
 } // namespace
 
+namespace {
+thread_local bool inputs_fixed = false;
+} // namespace
+
+FixedInputs::FixedInputs() : before_(inputs_fixed) { inputs_fixed = true; }
+
+FixedInputs::~FixedInputs() { inputs_fixed = before_; }
+
+bool FixedInputs::active() { return inputs_fixed; }
+
 InputDigest::InputDigest() : outer_(innermost_digest) { innermost_digest = this; }
 
 InputDigest::~InputDigest() { innermost_digest = outer_; }

@@ -44,4 +44,20 @@ private:
   InputDigest* outer_;
 };
 
+/** @brief While one is alive, the files read on its thread are taken as fixed: a FileMemo that holds a file's value
+ *  returns it without reading the file again (its bytes still go to the InputDigest alive, as a read's would). For a
+ *  sweep's points, priced from one snapshot of the profiles, models and network facts they name. Nests. */
+class FixedInputs {
+public:
+  FixedInputs();
+  ~FixedInputs();
+  FixedInputs(const FixedInputs&)            = delete;
+  FixedInputs& operator=(const FixedInputs&) = delete;
+  /** @brief True while a FixedInputs is alive on this thread. */
+  static bool active();
+
+private:
+  bool before_;
+};
+
 } // namespace dbosim

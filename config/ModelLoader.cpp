@@ -79,11 +79,25 @@ std::vector<std::string> list_model_zoo()
   return list_data_files("models/zoo");
 }
 
+namespace {
+
+/** True when the zoo's listing (list_model_zoo) surely holds `name`: its file `path` is a regular .yaml file of the
+ *  zoo folder named after it. Without listing the folder (a sweep loads its model at every point); false: list it. */
+bool zoo_surely_holds(const std::string& name, const std::string& path)
+{
+  std::error_code ec;
+  const fs::path p(path);
+  return fs::is_directory(model_zoo_dir(), ec) && fs::is_regular_file(p, ec) && p.stem() == name &&
+         p.extension() == ".yaml";
+}
+
+} // namespace
+
 ModelSpec load_model_zoo(const std::string& name_or_path)
 {
   const std::string path = resolve_data_file("models/zoo", name_or_path);
   const bool zoo_name    = path != name_or_path;
-  if (zoo_name) {
+  if (zoo_name && !zoo_surely_holds(name_or_path, path)) {
     const std::vector<std::string> names = list_model_zoo();
     if (std::find(names.begin(), names.end(), name_or_path) == names.end()) {
       std::string valid;

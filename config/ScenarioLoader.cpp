@@ -320,6 +320,16 @@ Scenario load_scenario(const std::string& path) { return load_scenario_node(load
 Scenario load_scenario_node(const YAML::Node& file, const std::string& path)
 {
   const InputDigest inputs; // the files the scenario names, by content: part of its step fingerprint
+  Scenario s = load_scenario_unshared(file, path);
+  // The files the keys named, as loaded (a relative path names different files from different folders).
+  s.step_fingerprint = fmt::format("{}\nmodel {} ({} layers); profile {} ({}, {}); network {}; input files {}",
+                                   step_fingerprint(file), s.model.name, s.model.num_layers, s.hw.name, s.hw.gpu,
+                                   s.hw.provenance.date, s.network.name, inputs.hex(path));
+  return s;
+}
+
+Scenario load_scenario_unshared(const YAML::Node& file, const std::string& path)
+{
   YamlMap root(file, path, "");
   Scenario s;
   s.file = path;
@@ -341,10 +351,6 @@ Scenario load_scenario_node(const YAML::Node& file, const std::string& path)
                     : fmt::format("one of: {}", fmt::join(list_data_files("hwprofiles/network"), ", ")));
     s.network = load_network_facts(net);
   }
-  // The files the keys named, as loaded (a relative path names different files from different folders).
-  s.step_fingerprint = fmt::format("{}\nmodel {} ({} layers); profile {} ({}, {}); network {}; input files {}",
-                                   step_fingerprint(file), s.model.name, s.model.num_layers, s.hw.name, s.hw.gpu,
-                                   s.hw.provenance.date, s.network.name, inputs.hex(path));
   return s;
 }
 

@@ -18,4 +18,8 @@ Scenario load_scenario(const std::string& path);
  *  gives Scenario::file and name, as the file's path does; the same checks, the same Scenario. */
 Scenario load_scenario_node(const YAML::Node& file, const std::string& path);
 
+/** @brief load_scenario_node without Scenario::step_fingerprint (left empty: the scenario shares no step shapes), for
+ *  a caller that runs one step of it and shares nothing: the same checks, the same Scenario otherwise. */
+Scenario load_scenario_unshared(const YAML::Node& file, const std::string& path);
+
 } // namespace dbosim

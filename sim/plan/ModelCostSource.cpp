@@ -2,21 +2,63 @@
 #include "sim/plan/StepPlanBuilder.hpp"
 
 #include "config/EngineTable.hpp"
+#include "models/CostExplain.hpp"
 #include "models/CostGuards.hpp"
 #include "models/StepWork.hpp"
 
+#include <memory>
+#include <vector>
+
 namespace dbosim::sim {
+
+namespace {
+
+/** One layer costing of the deployment: its arguments (and whether explanations were on) and its costs. */
+struct LayerCall {
+  models::StepShape shape;
+  bool moe_layer;
+  int comm_sms;
+  bool explained;
+  models::LayerCosts costs;
+};
+
+/** The deployment's last few layer costings: micro-batches of one shape (DBO's halves) are costed once. */
+class LayerMemo {
+public:
+  template <class Cost>
+  models::LayerCosts get(const models::StepShape& shape, bool moe_layer, int comm_sms, Cost&& cost)
+  {
+    const bool explained = models::cost_explanations();
+    for (const LayerCall& c : calls_)
+      if (c.shape == shape && c.moe_layer == moe_layer && c.comm_sms == comm_sms && c.explained == explained)
+        return c.costs;
+    models::LayerCosts costs = cost();
+    if (calls_.size() == kept_calls)
+      calls_.erase(calls_.begin());
+    calls_.push_back({shape, moe_layer, comm_sms, explained, costs});
+    return costs;
+  }
+
+private:
+  static constexpr std::size_t kept_calls = 4; // a step's dense and MoE layers of two micro-batch shapes
+  std::vector<LayerCall> calls_;
+};
+
+} // namespace
 
 CostSource model_cost_source(const Deployment& d)
 {
   // The deployment is captured by pointer: the CostSource must not outlive it.
   const Deployment* s = &d;
+  auto memo           = std::make_shared<LayerMemo>();
   return CostSource{
-      [s](const models::StepShape& shape, bool moe, int comm_sms) {
-        models::LayerCosts costs =
-            models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
-        models::check_layer_bounds(costs, s->hw); // no op faster than the peak, no D/C above the fastest link
-        return costs;
+      [s, memo](const models::StepShape& shape, bool moe, int comm_sms) {
+        return memo->get(shape, moe, comm_sms, [&] {
+          models::LayerCosts costs =
+              models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
+          models::check_layer_bounds(costs, s->hw); // no op faster than the peak, no D/C above the fastest link
+          return costs;
+        });
       },
       [s](const models::OpCost& op, int sms) {
         models::OpCost partitioned = op;
