@@ -245,17 +245,10 @@ std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelS
 }
 
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                             bool moe_layer)
+                                             bool moe_layer, const KernelWork* o_proj_reduce)
 {
-  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer, nullptr)
-                                           : gqa_a1(m, par, s, moe_layer, nullptr);
-}
-
-std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                             bool moe_layer, const KernelWork& o_proj_reduce)
-{
-  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer, &o_proj_reduce)
-                                           : gqa_a1(m, par, s, moe_layer, &o_proj_reduce);
+  return m.attention == AttentionKind::mla ? mla_a1(m, par, s, moe_layer, o_proj_reduce)
+                                           : gqa_a1(m, par, s, moe_layer, o_proj_reduce);
 }
 
 } // namespace dbosim::models

@@ -16,12 +16,10 @@ std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelS
 /** @brief A1: core attention over the KV cache (decode: each request reads its context; prefill: causal attention
  *  of the new tokens over each request's context, PrefillAttention.hpp), MLA's absorbed W_UK / W_UV per-head products
  * in decode, o_proj, and on MoE layers the router gate GEMM and its top-k. */
+/** `o_proj_reduce`, where given (tensor parallelism: the all-reduce of o_proj's output, CommOps), is launched right
+ *  after o_proj. */
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                             bool moe_layer);
-/** @brief The same, with `o_proj_reduce` (the tensor-parallel all-reduce of o_proj's output, CommOps) launched
- *  right after o_proj. */
-std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
-                                             bool moe_layer, const KernelWork& o_proj_reduce);
+                                             bool moe_layer, const KernelWork* o_proj_reduce = nullptr);
 
 /** @brief Query-key pairs a causal attention step computes: each request has tokens/batch new queries at the end of
  *  a context of context_len keys; query i of q sees context_len - q + i + 1 keys. */

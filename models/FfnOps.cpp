@@ -90,12 +90,4 @@ std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const Model
   return out;
 }
 
-std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
-                                          const StepShape& s, int intermediate, const KernelWork& down_reduce)
-{
-  std::vector<KernelWork> out = dense_mlp_kernels(prefix, m, par, s, intermediate, OpClass::dense_mlp);
-  out.push_back(down_reduce);
-  return out;
-}
-
 } // namespace dbosim::models

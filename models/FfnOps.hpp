@@ -39,9 +39,5 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
  *  which (its precision format: models/Precision.hpp). */
 std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
                                           const StepShape& s, int intermediate, OpClass cls = OpClass::dense_mlp);
-/** @brief The dense layers' FFN with `down_reduce` (the tensor-parallel all-reduce of the down projection's output,
- *  CommOps) launched after it. */
-std::vector<KernelWork> dense_mlp_kernels(const std::string& prefix, const ModelSpec& m, const ParallelSpec& par,
-                                          const StepShape& s, int intermediate, const KernelWork& down_reduce);
 
 } // namespace dbosim::models

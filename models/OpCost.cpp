@@ -261,12 +261,6 @@ constexpr const char* src_row_parallel =
 constexpr const char* src_moe_reduce =
     "vllm/model_executor/layers/fused_moe/layer.py: FusedMoE.forward (reduce_results: the experts' sum all-reduced)";
 
-/** The tensor-parallel all-reduce of a row-parallel layer's output of `shape`'s tokens. */
-KernelWork tp_reduce(const std::string& name, const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par,
-                     const StepShape& shape, const CommSetup& comm, const char* source)
-{
-  return tp_all_reduce_kernel(name, shape.tokens, model, hw, par, comm, source);
-}
 } // namespace
 
 OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
@@ -274,10 +268,9 @@ OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const Para
 {
   if (par.tp <= 1)
     return sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer));
-  return sum_kernels(
-      hw, OpKind::A1, "attention",
-      attention_a1_kernels(model, par, shape, moe_layer,
-                           tp_reduce("o_proj_all_reduce", model, hw, par, shape, comm, src_row_parallel)));
+  const KernelWork reduce =
+      tp_all_reduce_kernel("o_proj_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel);
+  return sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer, &reduce));
 }
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
@@ -289,11 +282,10 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
   out.ops.push_back(attention_a1_cost(model, hw, par, shape, moe_layer, comm));
   if (!moe_layer) {
-    out.ops.push_back(sum_kernels(
-        hw, OpKind::MLP, "gemm",
-        par.tp > 1 ? dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate,
-                                       tp_reduce("dense_mlp_all_reduce", model, hw, par, shape, comm, src_row_parallel))
-                   : dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate)));
+    std::vector<KernelWork> ffn = dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate);
+    if (par.tp > 1)
+      ffn.push_back(tp_all_reduce_kernel("dense_mlp_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel));
+    out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm", std::move(ffn)));
     return out;
   }
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
@@ -323,7 +315,8 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
       if (!tp_sharded_moe)
         return routed_mlp_cost(model, hw, par, s, redundant, load);
       std::vector<KernelWork> k = inside_moe_op(routed_mlp_kernels(model, par, s, redundant, load));
-      k.push_back(inside(tp_reduce("moe_all_reduce", model, hw, par, s, comm, src_moe_reduce), GraphSplit::moe));
+      k.push_back(inside(tp_all_reduce_kernel("moe_all_reduce", s.tokens, model, hw, par, comm, src_moe_reduce),
+                                          GraphSplit::moe));
       return sum_kernels(hw, OpKind::MLP, "grouped_gemm", std::move(k));
     });
   };
