@@ -14,6 +14,8 @@ RoutingMatrix route_balanced_rows(const RoutingSpec& spec, const ExpertPlacement
 
 /** @brief Whether `rm` holds one row that stands for every source rank (route_balanced_rows). */
 inline bool has_one_row(const RoutingMatrix& rm) { return rm.ep > 1 && rm.copies.size() == 1; }
+/** @brief Whether `rr` holds one row that stands for every source rank. */
+inline bool has_one_row(const RoutingRows& rr) { return rr.one_row; }
 
 /** @brief Up to this many ranks the all-to-all models price every rank; above it, from one-row routing, one rank of
  *  each class of ranks whose traffic is the same multiset of terms (equal in exact arithmetic; the summation order
