@@ -74,6 +74,24 @@ bool via_spine(const Layout& l, const All2AllContext& ctx, int a, int b)
   return a % l.gpn != b % l.gpn || l.node(a) / down != l.node(b) / down;
 }
 
+/** @brief Each rank's node, rail and leaf switch, looked up where a walk over every entry would divide: same_node
+ *  and via_spine answer as l.node and ::via_spine do. */
+struct Places {
+  std::vector<int> node, rail, leaf;
+  Places(const Layout& l, const All2AllContext& ctx)
+      : node(static_cast<std::size_t>(l.ep)), rail(node.size()), leaf(node.size())
+  {
+    const int down = std::max(1, ctx.net->leaf_switch_down_ports);
+    for (int r = 0; r < l.ep; ++r) {
+      node[r] = l.node(r);
+      rail[r] = r % l.gpn;
+      leaf[r] = node[r] / down;
+    }
+  }
+  bool same_node(int a, int b) const { return node[a] == node[b]; }
+  bool via_spine(int a, int b) const { return rail[a] != rail[b] || leaf[a] != leaf[b]; }
+};
+
 /** @brief RDMA time: the NIC at its rate, and the spine share at nic / oversubscription. */
 double rdma_us(double bytes, double spine_bytes, double nic_bw, const All2AllContext& ctx)
 {
@@ -267,17 +285,17 @@ void visit_entries(const RoutingRows& rm, const PricedRanks& pr, Row&& row, Colu
 struct LinkBytes {
   double all = 0, nvl = 0, rdma = 0, spine = 0;
   /** Adds `bytes` between rank r and peer p; the busiest same-node pair's bytes go into `pair`. */
-  void add(const Layout& l, const All2AllContext& ctx, int r, int p, double bytes, double& pair)
+  void add(const Places& at, int r, int p, double bytes, double& pair)
   {
     all += bytes;
     if (p == r)
       return;
-    if (l.node(p) == l.node(r)) {
+    if (at.same_node(p, r)) {
       pair = std::max(pair, bytes);
       nvl += bytes;
     } else {
       rdma += bytes;
-      if (via_spine(l, ctx, r, p))
+      if (at.via_spine(r, p))
         spine += bytes;
     }
   }
@@ -300,17 +318,18 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingRows& rm, const All2Al
     LinkBytes sent, recv;
   };
   std::vector<Sums> sums(static_cast<std::size_t>(rm.ep));
+  const Places places(l, ctx);
   // Row r holds what r sends in dispatch (what it receives in combine), column r the other way.
   visit_entries(
       rm, pr,
       [&](int r, int p, double copies, double) {
         Sums& a = sums[r];
         a.home_tokens_x_k += copies;
-        (tr ? a.recv : a.sent).add(l, ctx, r, p, copies * b, a.pair);
+        (tr ? a.recv : a.sent).add(places, r, p, copies * b, a.pair);
       },
       [&](int r, int p, double copies, double) {
         Sums& a = sums[r];
-        (tr ? a.sent : a.recv).add(l, ctx, r, p, copies * b, a.pair);
+        (tr ? a.sent : a.recv).add(places, r, p, copies * b, a.pair);
       });
   for (int r : pr.priced) {
     const Sums& a                = sums[r];

@@ -1,5 +1,5 @@
 /* dbosim — dispatch/combine all-to-all models chosen by name (DeepEP low-latency, DeepEP high-throughput, DeepEP v2,
- * MoRI-EP, NCCL): per-rank completion times from a per-rank-pair traffic matrix (models::RoutingMatrix) and link facts
+ * MoRI-EP, NCCL): per-rank completion times from per-rank-pair traffic (models::RoutingRows) and link facts
  * (models::HwProfile + models::NetworkFacts). Pure functions. The collective ends when its slowest rank does: the
  * engine (sim/engine/ClusterEngine) couples the ranks, these give each rank's own duration. */
 #pragma once
