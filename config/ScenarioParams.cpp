@@ -157,7 +157,7 @@ std::vector<ParamDecl> build_params()
       "Expert-parallel size of the MoE layers (vLLM: dp x tp with --enable-expert-parallel). Balanced routing runs "
       "the whole range in O(ep) (EP 65536: ~1 s of CPU, 50 MB); drawn routing (cluster.routing uniform, zipf, "
       "histogram) draws every token and prices every rank from sparse rows, O(ep x tokens_per_rank): ep <= 16384 "
-      "(~2.5 s, 0.3 GB at 128 tokens a rank) and ep x workload.tokens_per_rank <= 2^24",
+      "(~2 s, 0.3 GB at 128 tokens a rank) and ep x workload.tokens_per_rank <= 2^24",
       [](Scenario & s) -> auto& { return s.parallel.ep; }));
 
   p.push_back(enum_param<Phase>(

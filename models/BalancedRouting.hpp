@@ -24,8 +24,8 @@ inline constexpr int all2all_every_rank_max = 1024;
 
 /** @brief The largest EP group drawn routing (uniform, zipf, histogram) takes: it draws every token and prices every
  *  rank from sparse rows (models::RoutingRows), O(ep + ep x tokens per rank x top_k) in time and memory
- *  (docs/results.md: EP 16384 zipf+EPLB, 128 tokens a rank, in ~2.2-2.5 s of CPU and 0.27 GB; EP 4096 in ~1 s and
- *  0.16 GB); balanced routing runs up to parallel.ep's range in O(ep). */
+ *  (docs/results.md: EP 16384 zipf+EPLB, 128 tokens a rank, in ~1.7-2.0 s of user CPU and 0.28 GB; EP 4096 in ~1 s
+ *  and 0.16 GB); balanced routing runs up to parallel.ep's range in O(ep). */
 inline constexpr int drawn_routing_ep_max = 16384;
 
 /** @brief The most tokens drawn routing draws in one step (ep x tokens per rank): each token's top_k experts are
