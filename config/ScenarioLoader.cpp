@@ -122,8 +122,8 @@ void check_expert_rules(RuleSites& r, const Scenario& s)
   if (rt.dist != models::RoutingDist::balanced && p.ep > models::drawn_routing_ep_max)
     r.at("parallel")
         .fail(r.leaf_or_section("parallel", "ep"),
-              fmt::format("ep {} with cluster.routing {}: drawn routing prices every rank from an ep x ep traffic "
-                          "matrix, bounded at ep {} (models/BalancedRouting.hpp)",
+              fmt::format("ep {} with cluster.routing {}: drawn routing draws every token and prices every rank, "
+                          "bounded at ep {} (models/BalancedRouting.hpp)",
                           p.ep, models::routing_dist_name(rt.dist), models::drawn_routing_ep_max),
               fmt::format("1..{} with drawn routing; parallel.ep's whole range with cluster.routing balanced",
                           models::drawn_routing_ep_max));

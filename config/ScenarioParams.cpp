@@ -156,7 +156,8 @@ std::vector<ParamDecl> build_params()
       "parallel.ep", "ranks", 1, 1, 65536,
       "Expert-parallel size of the MoE layers (vLLM: dp x tp with --enable-expert-parallel). Balanced routing runs "
       "the whole range in O(ep) (EP 65536: ~1 s of CPU, 50 MB); drawn routing (cluster.routing uniform, zipf, "
-      "histogram) prices every rank, O(ep^2): ep <= 4096 (~2 s, 0.3 GB) and ep x workload.tokens_per_rank <= 2^24",
+      "histogram) draws every token and prices every rank from sparse rows, O(ep x tokens_per_rank): ep <= 16384 "
+      "(~2 s, 0.3 GB at 128 tokens a rank) and ep x workload.tokens_per_rank <= 2^24",
       [](Scenario & s) -> auto& { return s.parallel.ep; }));
 
   p.push_back(enum_param<Phase>(

@@ -26,14 +26,6 @@ struct Layout {
   int nodes() const { return (ep + gpn - 1) / gpn; }
 };
 
-/** @brief Entry [a][b] of a routing matrix; a one-row matrix (models/BalancedRouting) holds row a for every a. */
-double cell(const std::vector<std::vector<double>>& m, int a, int b) { return m.size() == 1 ? m[0][b] : m[a][b]; }
-
-double at(const std::vector<std::vector<double>>& m, bool transpose, int a, int b)
-{
-  return transpose ? cell(m, b, a) : cell(m, a, b);
-}
-
 void check(const All2AllContext& ctx, OpKind kind)
 {
   if (kind != OpKind::D && kind != OpKind::C)
@@ -82,6 +74,24 @@ bool via_spine(const Layout& l, const All2AllContext& ctx, int a, int b)
   return a % l.gpn != b % l.gpn || l.node(a) / down != l.node(b) / down;
 }
 
+/** @brief Each rank's node, rail and leaf switch, looked up where a walk over every entry would divide: same_node
+ *  and via_spine answer as l.node and ::via_spine do. */
+struct Places {
+  std::vector<int> node, rail, leaf;
+  Places(const Layout& l, const All2AllContext& ctx)
+      : node(static_cast<std::size_t>(l.ep)), rail(node.size()), leaf(node.size())
+  {
+    const int down = std::max(1, ctx.net->leaf_switch_down_ports);
+    for (int r = 0; r < l.ep; ++r) {
+      node[r] = l.node(r);
+      rail[r] = r % l.gpn;
+      leaf[r] = node[r] / down;
+    }
+  }
+  bool same_node(int a, int b) const { return node[a] == node[b]; }
+  bool via_spine(int a, int b) const { return rail[a] != rail[b] || leaf[a] != leaf[b]; }
+};
+
 /** @brief RDMA time: the NIC at its rate, and the spine share at nic / oversubscription. */
 double rdma_us(double bytes, double spine_bytes, double nic_bw, const All2AllContext& ctx)
 {
@@ -113,24 +123,50 @@ double sm_bounded_nvlink(const All2AllContext& ctx)
 struct RailTraffic {
   double rdma_send = 0, rdma_recv = 0, spine = 0, forwarded = 0;
 };
-RailTraffic rail_traffic(const RoutingMatrix& rm, const Layout& l, const All2AllContext& ctx, int r, double b,
-                         bool forward_to_self)
+/** @brief rail_traffic of each rank in `priced` (by rank; the others left 0): one-row routing walks each priced rank's
+ *  rail peers, sparse rows are walked once in source order, which meets each rank's terms in its own loop's order. */
+std::vector<RailTraffic> rail_traffic(const RoutingRows& rm, const Layout& l, const All2AllContext& ctx,
+                                      const std::vector<int>& priced, double b, bool forward_to_self)
 {
-  RailTraffic t;
-  const int nr = l.node(r);
-  for (int node = 0; node < l.nodes(); ++node)
-    if (node != nr) {
-      t.rdma_send += cell(rm.node_dedup, r, node) * b;
-      if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
-        t.spine += cell(rm.node_dedup, r, node) * b;
+  std::vector<RailTraffic> t(static_cast<std::size_t>(rm.ep));
+  for (int r : priced)
+    for_each_node_in_row(rm, r, [&](int node, double dedup) {
+      if (node != l.node(r)) {
+        t[r].rdma_send += dedup * b;
+        if (via_spine(l, ctx, r, node * l.gpn + r % l.gpn))
+          t[r].spine += dedup * b;
+      }
+    });
+  // What rank r receives: from each rail peer s on another node, its node entry to r's node and its entries to the
+  // ranks of r's node (the node's rank on s's rail is n * gpn + s % gpn).
+  auto received  = [&](int r, double node_dedup) { t[r].rdma_recv += node_dedup * b; };
+  auto forwarded = [&](int r, int d, double rank_dedup) {
+    if (forward_to_self || d != r)
+      t[r].forwarded += rank_dedup * b;
+  };
+  if (has_one_row(rm)) {
+    for (int r : priced) {
+      const int nr = l.node(r);
+      for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
+        if (l.node(s) != nr) {
+          received(r, rm.node_dedup[nr]);
+          for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
+            forwarded(r, d, rm.rank_dedup[d]);
+        }
     }
-  for (int s = r % l.gpn; s < rm.ep; s += l.gpn)
-    if (l.node(s) != nr) {
-      t.rdma_recv += cell(rm.node_dedup, s, nr) * b;
-      for (int d = nr * l.gpn; d < std::min(rm.ep, (nr + 1) * l.gpn); ++d)
-        if (forward_to_self || d != r)
-          t.forwarded += cell(rm.rank_dedup, s, d) * b;
-    }
+    return t;
+  }
+  auto rail_rank = [&](int s, int node) { return node == l.node(s) ? rm.ep : node * l.gpn + s % l.gpn; };
+  for (int s = 0; s < rm.ep; ++s) {
+    for_each_node_in_row(rm, s, [&](int node, double dedup) {
+      if (const int r = rail_rank(s, node); r < rm.ep)
+        received(r, dedup);
+    });
+    for_each_in_row(rm, s, [&](int d, double, double rank_dedup) {
+      if (const int r = rail_rank(s, l.node(d)); r < rm.ep)
+        forwarded(r, d, rank_dedup);
+    });
+  }
   return t;
 }
 
@@ -163,7 +199,7 @@ struct PricedRanks {
   std::vector<int> priced;
   std::vector<int> source;
 };
-PricedRanks priced_ranks(const RoutingMatrix& rm, const Layout& l, const All2AllContext& ctx)
+PricedRanks priced_ranks(const RoutingRows& rm, const Layout& l, const All2AllContext& ctx)
 {
   PricedRanks pr;
   pr.source.resize(rm.ep);
@@ -172,9 +208,9 @@ PricedRanks priced_ranks(const RoutingMatrix& rm, const Layout& l, const All2All
     pr.priced = pr.source;
     return pr;
   }
-  const std::vector<double>& v = rm.copies[0];
-  const std::vector<double>& u = rm.rank_dedup[0];
-  const std::vector<double>& w = rm.node_dedup[0];
+  const std::vector<double>& v = rm.copies;
+  const std::vector<double>& u = rm.rank_dedup;
+  const std::vector<double>& w = rm.node_dedup;
   const int down               = std::max(1, ctx.net->leaf_switch_down_ports);
   const int leaves             = (l.nodes() + down - 1) / down;
   using Multiset               = std::vector<std::pair<double, double>>;
@@ -220,9 +256,52 @@ void copy_classes(const PricedRanks& pr, std::vector<RankComm>& out)
       out[r] = out[pr.source[r]];
 }
 
+/** @brief Calls row(r, p, copies, rank_dedup) for each entry of rank r's row (what r sends in dispatch) and
+ *  column(r, p, copies, rank_dedup) for each entry of its column (what peer p sends r), for every priced rank r,
+ *  each rank's calls of either kind in ascending peer order as its own loop over peers would make them, zeros left
+ *  out. Sparse rows (every rank priced) are walked once in source order. */
+template <class Row, class Column>
+void visit_entries(const RoutingRows& rm, const PricedRanks& pr, Row&& row, Column&& column)
+{
+  if (has_one_row(rm)) {
+    for (int r : pr.priced) {
+      for_each_in_row(rm, r, [&](int p, double copies, double rank_dedup) { row(r, p, copies, rank_dedup); });
+      for (int p = 0; p < rm.ep; ++p)
+        column(r, p, rm.copies[r], rm.rank_dedup[r]);
+    }
+    return;
+  }
+  for (int s = 0; s < rm.ep; ++s)
+    for_each_in_row(rm, s, [&](int d, double copies, double rank_dedup) {
+      row(s, d, copies, rank_dedup);
+      column(d, s, copies, rank_dedup);
+    });
+}
+
 /*** DeepEP low-latency: one message per token-expert copy, RDMA (IBGDA) between nodes, NVLink inside one ***/
 
-std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+/** @brief One direction of a rank's traffic with its peers, summed in peer order: all of it (the rank itself
+ *  included), over NVLink (its node's other ranks), over RDMA (other nodes) and the RDMA part through the spine. */
+struct LinkBytes {
+  double all = 0, nvl = 0, rdma = 0, spine = 0;
+  /** Adds `bytes` between rank r and peer p; the busiest same-node pair's bytes go into `pair`. */
+  void add(const Places& at, int r, int p, double bytes, double& pair)
+  {
+    all += bytes;
+    if (p == r)
+      return;
+    if (at.same_node(p, r)) {
+      pair = std::max(pair, bytes);
+      nvl += bytes;
+    } else {
+      rdma += bytes;
+      if (at.via_spine(r, p))
+        spine += bytes;
+    }
+  }
+};
+
+std::vector<RankComm> deepep_ll(OpKind kind, const RoutingRows& rm, const All2AllContext& ctx)
 {
   check(ctx, kind);
   const Layout l{rm.ep, ctx.gpus_per_node};
@@ -234,24 +313,29 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
   const double rdma_lat = rdma_latency_us(l, ctx);
   std::vector<RankComm> out(rm.ep);
   const PricedRanks pr = priced_ranks(rm, l, ctx);
+  struct Sums {
+    double home_tokens_x_k = 0, pair = 0;
+    LinkBytes sent, recv;
+  };
+  std::vector<Sums> sums(static_cast<std::size_t>(rm.ep));
+  const Places places(l, ctx);
+  // Row r holds what r sends in dispatch (what it receives in combine), column r the other way.
+  visit_entries(
+      rm, pr,
+      [&](int r, int p, double copies, double) {
+        Sums& a = sums[r];
+        a.home_tokens_x_k += copies;
+        (tr ? a.recv : a.sent).add(places, r, p, copies * b, a.pair);
+      },
+      [&](int r, int p, double copies, double) {
+        Sums& a = sums[r];
+        (tr ? a.sent : a.recv).add(places, r, p, copies * b, a.pair);
+      });
   for (int r : pr.priced) {
-    double snvl = 0, srdma = 0, rnvl = 0, rrdma = 0, rall = 0, home_tokens_x_k = 0, sspine = 0, rspine = 0, pair = 0;
-    for (int p = 0; p < rm.ep; ++p) {
-      const double sent = at(rm.copies, tr, r, p) * b;
-      const double recv = at(rm.copies, tr, p, r) * b;
-      rall += recv;
-      home_tokens_x_k += cell(rm.copies, r, p);
-      if (p == r)
-        continue;
-      if (l.node(p) == l.node(r))
-        pair = std::max({pair, sent, recv});
-      (l.node(p) == l.node(r) ? snvl : srdma) += sent;
-      (l.node(p) == l.node(r) ? rnvl : rrdma) += recv;
-      if (l.node(p) != l.node(r) && via_spine(l, ctx, r, p)) {
-        sspine += sent;
-        rspine += recv;
-      }
-    }
+    const Sums& a                = sums[r];
+    const double home_tokens_x_k = a.home_tokens_x_k, pair = a.pair;
+    const double snvl = a.sent.nvl, srdma = a.sent.rdma, sspine = a.sent.spine;
+    const double rnvl = a.recv.nvl, rrdma = a.recv.rdma, rspine = a.recv.spine, rall = a.recv.all;
     RankComm& c         = out[r];
     c.nvlink_bytes      = std::max(snvl, rnvl);
     c.rdma_bytes        = std::max(srdma, rrdma);
@@ -277,7 +361,7 @@ std::vector<RankComm> deepep_ll(OpKind kind, const RoutingMatrix& rm, const All2
 
 /*** DeepEP high-throughput: chunked, one copy per (token, rank); internode via the same-rail GPU then NVLink ***/
 
-std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+std::vector<RankComm> deepep_ht(OpKind kind, const RoutingRows& rm, const All2AllContext& ctx)
 {
   check(ctx, kind);
   const Layout l{rm.ep, ctx.gpus_per_node};
@@ -296,27 +380,43 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
   const double lat     = 2 * ctx.hw->nvlink_latency_us + (internode ? 2 * rdma_latency_us(l, ctx) : 0.0);
   std::vector<RankComm> out(rm.ep);
   const PricedRanks pr = priced_ranks(rm, l, ctx);
-  for (int r : pr.priced) {
-    const int nr    = l.node(r);
-    double nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0, recv_all = 0, spine = 0, pair = 0;
-    // The NVLink stage counts the rank's copies to itself: DeepEP's senders (intranode) and forwarders (internode)
-    // write their own rank's slots through the same warps and channel buffers as a peer's, and DeepEP's NVL figure
-    // (test_intranode/test_internode: the whole received tensor) counts them.
-    for (int p = 0; p < rm.ep; ++p) {
-      recv_all += at(rm.rank_dedup, tr, p, r) * rb;
-      if (l.node(p) == nr) { // direct NVLink inside the node
-        nvl_send += at(rm.rank_dedup, tr, r, p) * b;
-        nvl_recv += at(rm.rank_dedup, tr, p, r) * b;
-        if (p != r) // the rank's own slots stay on the GPU: no link carries them
-          pair = std::max({pair, at(rm.rank_dedup, tr, r, p) * b, at(rm.rank_dedup, tr, p, r) * b});
-      }
+  struct Sums {
+    double nvl_send = 0, nvl_recv = 0, recv_all = 0, pair = 0;
+  };
+  std::vector<Sums> sums(static_cast<std::size_t>(rm.ep));
+  // The NVLink stage counts the rank's copies to itself: DeepEP's senders (intranode) and forwarders (internode)
+  // write their own rank's slots through the same warps and channel buffers as a peer's, and DeepEP's NVL figure
+  // (test_intranode/test_internode: the whole received tensor) counts them.
+  auto sent_to = [&](int r, int p, double rank_dedup) {
+    if (l.node(p) == l.node(r)) { // direct NVLink inside the node
+      sums[r].nvl_send += rank_dedup * b;
+      if (p != r) // the rank's own slots stay on the GPU: no link carries them
+        sums[r].pair = std::max(sums[r].pair, rank_dedup * b);
     }
+  };
+  auto received_from = [&](int r, int p, double rank_dedup) {
+    sums[r].recv_all += rank_dedup * rb;
+    if (l.node(p) == l.node(r)) {
+      sums[r].nvl_recv += rank_dedup * b;
+      if (p != r)
+        sums[r].pair = std::max(sums[r].pair, rank_dedup * b);
+    }
+  };
+  // Row r holds what r sends in dispatch (what it receives in combine), column r the other way.
+  visit_entries(
+      rm, pr, [&](int r, int p, double, double u) { tr ? received_from(r, p, u) : sent_to(r, p, u); },
+      [&](int r, int p, double, double u) { tr ? sent_to(r, p, u) : received_from(r, p, u); });
+  // DeepEP's forwarder writes its own rank's slots through the same channel buffers as a peer's.
+  const std::vector<RailTraffic> rails =
+      internode ? rail_traffic(rm, l, ctx, pr.priced, b, /*forward_to_self=*/true) : std::vector<RailTraffic>{};
+  for (int r : pr.priced) {
+    double nvl_send = sums[r].nvl_send, nvl_recv = sums[r].nvl_recv, rdma_send = 0, rdma_recv = 0, spine = 0;
+    const double recv_all = sums[r].recv_all, pair = sums[r].pair;
     if (internode) {
-      // DeepEP's forwarder writes its own rank's slots through the same channel buffers as a peer's.
-      const RailTraffic rt = rail_traffic(rm, l, ctx, r, b, /*forward_to_self=*/true);
-      rdma_send            = rt.rdma_send;
-      rdma_recv            = rt.rdma_recv;
-      spine                = rt.spine;
+      const RailTraffic& rt = rails[r];
+      rdma_send             = rt.rdma_send;
+      rdma_recv             = rt.rdma_recv;
+      spine                 = rt.spine;
       nvl_send += rt.forwarded;
       nvl_recv = std::max(nvl_recv, nvl_send); // symmetric fan-in from the node's rail receivers
     }
@@ -332,8 +432,7 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
     // "RDMA send" bytes, counted as one copy per (token, node) over every node the token goes to, its own included
     // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.
     double all_nodes = 0;
-    for (int node = 0; node < l.nodes(); ++node)
-      all_nodes += cell(rm.node_dedup, r, node) * rb;
+    for_each_node_in_row(rm, r, [&](int, double dedup) { all_nodes += dedup * rb; });
     c.reported_bytes = internode ? all_nodes : recv_all;
     c.bottleneck     = t_rdma >= t_nvl ? CommBottleneck::rdma : CommBottleneck::nvlink;
   }
@@ -349,12 +448,11 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingMatrix& rm, const All2
 
 /** @brief The tokens of each rank: its row of token-expert copies over top_k (every rank's the same under a
  *  one-row balanced matrix, computed once). */
-std::vector<double> tokens_per_rank(const RoutingMatrix& rm, int top_k)
+std::vector<double> tokens_per_rank(const RoutingRows& rm, int top_k)
 {
   auto row_tokens = [&](int p) {
     double copies = 0;
-    for (int q = 0; q < rm.ep; ++q)
-      copies += cell(rm.copies, p, q);
+    for_each_in_row(rm, p, [&](int, double c, double) { copies += c; });
     return copies / top_k;
   };
   if (has_one_row(rm))
@@ -365,7 +463,7 @@ std::vector<double> tokens_per_rank(const RoutingMatrix& rm, int top_k)
   return tokens;
 }
 
-std::vector<RankComm> nccl_agrs(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+std::vector<RankComm> nccl_agrs(OpKind kind, const RoutingRows& rm, const All2AllContext& ctx)
 {
   check(ctx, kind);
   const Layout l{rm.ep, ctx.gpus_per_node};
@@ -400,7 +498,7 @@ std::vector<RankComm> nccl_agrs(OpKind kind, const RoutingMatrix& rm, const All2
  *   pushes the expert outputs back and each rank then sums its tokens' copies out of HBM; between nodes InterNodeV1
  *   sends one copy per (token, node) by RDMA and forwards it over the links (ROCm/mori src/ops/dispatch_combine) ***/
 
-std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx)
+std::vector<RankComm> mori_ep(OpKind kind, const RoutingRows& rm, const All2AllContext& ctx)
 {
   check(ctx, kind);
   const NetworkFacts& n = *ctx.net;
@@ -422,26 +520,44 @@ std::vector<RankComm> mori_ep(OpKind kind, const RoutingMatrix& rm, const All2Al
   const double lat     = internode ? 2 * rdma_latency_us(l, ctx) : 0.0;
   std::vector<RankComm> out(rm.ep);
   const PricedRanks pr = priced_ranks(rm, l, ctx);
-  for (int r : pr.priced) {
-    const int nr = l.node(r);
+  struct Sums {
     double send = 0, recv = 0, pair = 0, recv_tokens = 0, home_copies = 0, home_tokens_x_k = 0;
-    double rdma_send = 0, rdma_recv = 0, spine = 0;
-    for (int p = 0; p < rm.ep; ++p) {
-      recv_tokens += cell(rm.rank_dedup, p, r); // MoRI's total_recv_num_token, for dispatch and combine alike
-      home_copies += cell(rm.rank_dedup, r, p);
-      home_tokens_x_k += cell(rm.copies, r, p);
-      if (l.node(p) != nr || p == r) // the rank's own copies stay in its HBM
-        continue;
-      send += at(rm.rank_dedup, tr, r, p) * b;
-      recv += at(rm.rank_dedup, tr, p, r) * b;
-      pair = std::max({pair, at(rm.rank_dedup, tr, r, p) * b, at(rm.rank_dedup, tr, p, r) * b});
-    }
+  };
+  std::vector<Sums> sums(static_cast<std::size_t>(rm.ep));
+  // Row r holds what r sends in dispatch (what it receives in combine), column r the other way; the rank's own
+  // copies stay in its HBM.
+  auto over_links = [&](int r, int p) { return l.node(p) == l.node(r) && p != r; };
+  visit_entries(
+      rm, pr,
+      [&](int r, int p, double copies, double rank_dedup) {
+        Sums& a = sums[r];
+        a.home_copies += rank_dedup;
+        a.home_tokens_x_k += copies;
+        if (over_links(r, p)) {
+          (tr ? a.recv : a.send) += rank_dedup * b;
+          a.pair = std::max(a.pair, rank_dedup * b);
+        }
+      },
+      [&](int r, int p, double, double rank_dedup) {
+        Sums& a = sums[r];
+        a.recv_tokens += rank_dedup; // MoRI's total_recv_num_token, for dispatch and combine alike
+        if (over_links(r, p)) {
+          (tr ? a.send : a.recv) += rank_dedup * b;
+          a.pair = std::max(a.pair, rank_dedup * b);
+        }
+      });
+  // forwarded over the links to the node's other destinations only
+  const std::vector<RailTraffic> rails =
+      internode ? rail_traffic(rm, l, ctx, pr.priced, b, /*forward_to_self=*/false) : std::vector<RailTraffic>{};
+  for (int r : pr.priced) {
+    double send = sums[r].send, recv = sums[r].recv, rdma_send = 0, rdma_recv = 0, spine = 0;
+    const double pair = sums[r].pair, recv_tokens = sums[r].recv_tokens, home_copies = sums[r].home_copies;
+    const double home_tokens_x_k = sums[r].home_tokens_x_k;
     if (internode) {
-      // forwarded over the links to the node's other destinations only
-      const RailTraffic rt = rail_traffic(rm, l, ctx, r, b, /*forward_to_self=*/false);
-      rdma_send            = rt.rdma_send;
-      rdma_recv            = rt.rdma_recv;
-      spine                = rt.spine;
+      const RailTraffic& rt = rails[r];
+      rdma_send             = rt.rdma_send;
+      rdma_recv             = rt.rdma_recv;
+      spine                 = rt.spine;
       send += rt.forwarded;
       recv = std::max(recv, send);
     }
@@ -484,10 +600,16 @@ const All2AllEntry& all2all_model(All2AllBackend backend)
   throw std::invalid_argument("all-to-all: backend without a model");
 }
 
-std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingMatrix& rm,
+std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingRows& rm,
                                        const All2AllContext& ctx)
 {
   return all2all_model(backend).fn(kind, rm, ctx);
+}
+
+std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingMatrix& rm,
+                                       const All2AllContext& ctx)
+{
+  return all2all_per_rank(backend, kind, routing_rows(rm), ctx);
 }
 
 double all2all_completion_us(const std::vector<RankComm>& ranks)

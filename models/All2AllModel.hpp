@@ -1,5 +1,5 @@
 /* dbosim — dispatch/combine all-to-all models chosen by name (DeepEP low-latency, DeepEP high-throughput, DeepEP v2,
- * MoRI-EP, NCCL): per-rank completion times from a per-rank-pair traffic matrix (models::RoutingMatrix) and link facts
+ * MoRI-EP, NCCL): per-rank completion times from per-rank-pair traffic (models::RoutingRows) and link facts
  * (models::HwProfile + models::NetworkFacts). Pure functions. The collective ends when its slowest rank does: the
  * engine (sim/engine/ClusterEngine) couples the ranks, these give each rank's own duration. */
 #pragma once
@@ -46,7 +46,7 @@ struct RankComm {
   CommBottleneck bottleneck = CommBottleneck::nvlink; ///< what bounds duration_us
 };
 
-using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingMatrix& rm, const All2AllContext& ctx);
+using All2AllFn = std::vector<RankComm> (*)(OpKind kind, const RoutingRows& rm, const All2AllContext& ctx);
 
 /** @brief A registry entry: {name, one-line doc, model}, one per row of models/All2AllTable.hpp (whose traits
  *  all2all_traits_of gives). */
@@ -61,8 +61,11 @@ const std::vector<All2AllEntry>& all2all_registry();
 /** @brief The entry of `backend` (every backend has one). */
 const All2AllEntry& all2all_model(All2AllBackend backend);
 
-/** @brief Per-rank D or C (kind must be OpKind::D or OpKind::C) by the backend's model.
- *  @throws std::invalid_argument on a bad kind or missing link facts. */
+/** @brief Per-rank D or C (kind must be OpKind::D or OpKind::C) by the backend's model, in O(ep + entries) for
+ *  sparse rows. @throws std::invalid_argument on a bad kind or missing link facts. */
+std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingRows& rm,
+                                       const All2AllContext& ctx);
+/** @brief The same from a dense matrix (converted to sparse rows). */
 std::vector<RankComm> all2all_per_rank(All2AllBackend backend, OpKind kind, const RoutingMatrix& rm,
                                        const All2AllContext& ctx);
 

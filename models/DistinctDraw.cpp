@@ -22,6 +22,20 @@ DistinctDraw::DistinctDraw(std::vector<double> weights)
   std::partial_sum(weights_.begin(), weights_.end(), cdf_.begin());
 }
 
+std::size_t DistinctDraw::first_above(double x) const
+{
+  // std::upper_bound's index, found without a data-dependent branch (the halving step is a conditional move): the
+  // draws' comparisons are coin flips that a branch predictor misses half the time.
+  const double* base = cdf_.data();
+  std::size_t n      = cdf_.size();
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    base                   = base[half] <= x ? base + half : base;
+    n -= half;
+  }
+  return static_cast<std::size_t>(base - cdf_.data()) + (*base <= x ? 1 : 0);
+}
+
 bool DistinctDraw::eligible(int i, const std::vector<unsigned char>* allowed) const
 {
   return weights_[i] > 0 && taken_[i] != stamp_ && (!allowed || (*allowed)[i]);
@@ -66,8 +80,7 @@ void DistinctDraw::draw(int k, std::mt19937_64& g, std::vector<int>& out, const 
     int item = -1;
     for (int t = 0; t < max_redraws && item < 0; ++t) {
       const double x = uniform01(g) * total;
-      auto it        = std::upper_bound(cdf_.begin(), cdf_.end(), x);
-      const int i    = static_cast<int>(std::min<std::ptrdiff_t>(it - cdf_.begin(), size() - 1));
+      const int i    = static_cast<int>(std::min<std::size_t>(first_above(x), weights_.size() - 1));
       if (eligible(i, allowed))
         item = i;
     }

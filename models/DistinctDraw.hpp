@@ -4,6 +4,7 @@
  * then scans the remaining weights exactly, so an extreme distribution (Zipf alpha 8, a weight of 1e-300) costs at
  * most O(items) per pick instead of an unbounded redraw. Deterministic for a generator state. */
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -31,6 +32,8 @@ public:
   int positive() const { return positive_; }
 
 private:
+  /** The first index whose cumulative weight exceeds x (cdf_.size() if none): std::upper_bound's. */
+  std::size_t first_above(double x) const;
   bool eligible(int i, const std::vector<unsigned char>* allowed) const;
   int pick_exact(double u, const std::vector<unsigned char>* allowed) const;
 

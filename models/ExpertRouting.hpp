@@ -2,6 +2,7 @@
  * expert copies land on, drawn from the scenario seed with a hand-written sampler (no std::*_distribution, whose
  * algorithms are implementation-defined), and placed contiguously or with EPLB-style redundant replicas. */
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +58,60 @@ struct RoutingMatrix {
   std::vector<int> active_experts;             ///< per rank: local replicas receiving >= 1 copy (balanced: all)
 };
 
+/** @brief One micro-batch's routing as sparse rows, O(ep + entries) where RoutingMatrix is O(ep^2): row s holds the
+ *  destination ranks (and nodes) source rank s sends to, ascending, so that a sum over a row runs in RoutingMatrix's
+ *  loop order with its zeros left out (an exact sum: adding 0 changes no double), and a walk of the rows in source
+ *  order meets each column's entries in ascending source order. A one-row routing (models/BalancedRouting: every
+ *  source sends the same row) holds that row densely, once: copies[d], rank_dedup[d], node_dedup[n]. */
+struct RoutingRows {
+  int ep       = 0;
+  int nodes    = 0;
+  bool one_row = false;
+  /** Rank entries: row s is [row_begin[s], row_begin[s + 1]) (ep + 1 bounds; none when one_row). */
+  std::vector<std::size_t> row_begin;
+  std::vector<int> dst;           ///< per entry: its destination rank
+  std::vector<double> copies;     ///< per entry: token-expert copies (RoutingMatrix::copies)
+  std::vector<double> rank_dedup; ///< per entry: distinct (token, dst rank) pairs
+  /** Node entries ([src][dst node]: distinct (token, node) pairs), rows as above; a source with an entry to a rank
+   *  has an entry to its node. */
+  std::vector<std::size_t> node_row_begin;
+  std::vector<int> node_dst;
+  std::vector<double> node_dedup;
+  std::vector<double> expert_rows; ///< per rank: token copies its experts compute (column sums of copies)
+  std::vector<int> active_experts; ///< per rank: local replicas receiving >= 1 copy (balanced: all)
+};
+
+/** @brief Calls f(dst, copies, rank_dedup) for each destination rank source rank `s` sends to, ascending. */
+template <class F> void for_each_in_row(const RoutingRows& rr, int s, F&& f)
+{
+  if (rr.one_row) {
+    for (int d = 0; d < rr.ep; ++d)
+      f(d, rr.copies[d], rr.rank_dedup[d]);
+    return;
+  }
+  for (std::size_t i = rr.row_begin[s]; i < rr.row_begin[s + 1]; ++i)
+    f(rr.dst[i], rr.copies[i], rr.rank_dedup[i]);
+}
+
+/** @brief Calls f(node, node_dedup) for each node source rank `s` sends to, ascending. */
+template <class F> void for_each_node_in_row(const RoutingRows& rr, int s, F&& f)
+{
+  if (rr.one_row) {
+    for (int n = 0; n < rr.nodes; ++n)
+      f(n, rr.node_dedup[n]);
+    return;
+  }
+  for (std::size_t i = rr.node_row_begin[s]; i < rr.node_row_begin[s + 1]; ++i)
+    f(rr.node_dst[i], rr.node_dedup[i]);
+}
+
+/** @brief `rm` as sparse rows: a one-row matrix (ep > 1) as one row, another with its non-zero entries (a node entry
+ *  also where only its ranks' entries are non-zero). */
+RoutingRows routing_rows(RoutingMatrix rm);
+
+/** @brief `rr` as a dense matrix (a one-row routing as one row). */
+RoutingMatrix routing_matrix(const RoutingRows& rr);
+
 /** @brief Expected load share of each logical expert (sums to 1). */
 std::vector<double> expert_popularity(const RoutingSpec& spec, int num_experts);
 
@@ -74,5 +129,10 @@ std::string routing_infeasibility(const RoutingSpec& spec, int num_experts, int 
  *  @throws std::invalid_argument when routing_infeasibility names a reason. */
 RoutingMatrix route_tokens(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
                            int ep, int gpus_per_node, int tokens, std::uint64_t stream = 0);
+
+/** @brief route_tokens as sparse rows, in O(ep + tokens drawn) time and memory for drawn routing (balanced routing:
+ *  route_tokens' ep equal rows, converted); `reuse` lends its buffers (e.g. the previous micro-batch's rows). */
+RoutingRows route_token_rows(const RoutingSpec& spec, const ExpertPlacement& placement, int num_experts, int top_k,
+                             int ep, int gpus_per_node, int tokens, std::uint64_t stream = 0, RoutingRows reuse = {});
 
 } // namespace dbosim::models

@@ -100,15 +100,16 @@ struct UbatchRouting {
   MlpCosts& mlp_for;
 };
 
-void route_ubatch(const UbatchRouting& ur, int u, int tokens, std::vector<StepPlan>& per_rank, ClusterPlan& cp)
+/** `rm`: the previous micro-batch's rows, whose buffers this one's reuse. */
+void route_ubatch(const UbatchRouting& ur, int u, int tokens, models::RoutingRows& rm, std::vector<StepPlan>& per_rank,
+                  ClusterPlan& cp)
 {
   const Deployment& sc       = ur.sc;
   const models::ModelSpec& m = sc.model;
   const int ep               = sc.parallel.ep;
-  models::RoutingMatrix rm;
   try {
-    rm = models::route_tokens(ur.spec, ur.placement, m.num_routed_experts, m.top_k, ep, cp.gpus_per_node, tokens,
-                              static_cast<std::uint64_t>(u));
+    rm = models::route_token_rows(ur.spec, ur.placement, m.num_routed_experts, m.top_k, ep, cp.gpus_per_node, tokens,
+                                  static_cast<std::uint64_t>(u), std::move(rm));
   } catch (const std::invalid_argument& e) {
     throw InputError(sc.file, 0, 0, "cluster.routing", e.what(),
                      "a histogram with one weight per routed expert; groups dividing the experts");
@@ -176,9 +177,10 @@ ClusterPlan build_cluster_plan(const Deployment& sc, const models::StepShape& st
 
   std::vector<StepPlan> per_rank(ep, base);
   cp.ranks.assign(ep, RankLoad{});
+  models::RoutingRows rows;
   for (int u = 0; u < base.num_ubatches(); ++u)
     if (!base.ubatches[u].moe.empty() && ep > 1)
-      route_ubatch(routing, u, base.ubatches[u].tokens, per_rank, cp);
+      route_ubatch(routing, u, base.ubatches[u].tokens, rows, per_rank, cp);
 
   group_rank_classes(per_rank, cp);
   cp.notes.push_back(fmt::format("{} ranks in {} class(es) of identical ranks: {} simulated", ep, cp.num_classes(),
