@@ -32,10 +32,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <csignal>
 #include <cstdint>
@@ -163,14 +165,22 @@ InputError point_error(std::string what, const std::string& key, const std::stri
                                 message_without_location(std::move(what), file)));
 }
 
+/** @brief What a point's scenario says before it runs: the step fingerprint it shares shapes under, and its requests
+ *  (workload.num_prompts; 1 for a one-step point), what the workers start first: a serving point's time grows with
+ *  them. */
+struct PointCheck {
+  std::string fingerprint;
+  double requests = 1;
+};
+
 /** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
- *  runs and returns its Scenario::step_fingerprint; a bad value is reported at the sweep line of the axis holding the
- *  offending key (else the first axis). */
-std::string check_point(const std::string& file, const std::string& scenario, const std::vector<SweepAxis>& axes,
-                        const std::vector<std::size_t>& idx, std::size_t index)
+ *  runs; a bad value is reported at the sweep line of the axis holding the offending key (else the first axis). */
+PointCheck check_point(const std::string& file, const std::string& scenario, const std::vector<SweepAxis>& axes,
+                       const std::vector<std::size_t>& idx, std::size_t index)
 {
   try {
-    return load_scenario(file).step_fingerprint;
+    const Scenario s = load_scenario(file);
+    return {s.step_fingerprint, static_cast<double>(std::max(1, s.requests.num_prompts))};
   } catch (const InputError& e) {
     throw point_error(e.what(), e.key(), file, scenario, axes, idx, index);
   }
@@ -446,6 +456,56 @@ std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_
   return out;
 }
 
+/** @brief The points of `todo` in groups of one step fingerprint (a point without one alone), the heaviest first
+ *  (most requests in all; ties in point order): the workers take the next group as they finish one, so that the
+ *  longest runs start first and none waits at the end behind a static share. */
+std::vector<std::vector<std::size_t>> point_groups(const std::vector<std::size_t>& todo,
+                                                   const std::vector<std::string>& fingerprint,
+                                                   const std::vector<double>& requests)
+{
+  std::map<std::string, std::vector<std::size_t>> by_fingerprint;
+  std::vector<std::vector<std::size_t>> groups;
+  for (const std::size_t i : todo)
+    if (fingerprint[i].empty())
+      groups.push_back({i});
+    else
+      by_fingerprint[fingerprint[i]].push_back(i);
+  for (auto& [fp, g] : by_fingerprint)
+    groups.push_back(std::move(g));
+  auto weight = [&](const std::vector<std::size_t>& g) {
+    double w = 0;
+    for (const std::size_t i : g)
+      w += requests[i];
+    return w;
+  };
+  std::sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
+    const double wa = weight(a), wb = weight(b);
+    return wa != wb ? wa > wb : a.front() < b.front();
+  });
+  return groups;
+}
+
+/** @brief A counter in memory shared with the forked workers: each takes the next group by incrementing it. */
+class SharedCounter {
+public:
+  SharedCounter()
+  {
+    void* m = mmap(nullptr, sizeof(Value), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+      throw InternalError("dbosim sweep: cannot map the workers' shared counter");
+    value_ = new (m) Value(0);
+  }
+  ~SharedCounter() { munmap(value_, sizeof(Value)); }
+  SharedCounter(const SharedCounter&)            = delete;
+  SharedCounter& operator=(const SharedCounter&) = delete;
+  std::size_t next() { return static_cast<std::size_t>(value_->fetch_add(1)); }
+
+private:
+  using Value = std::atomic<std::uint64_t>;
+  static_assert(Value::is_always_lock_free, "a lock-free atomic is address-free: it works across processes");
+  Value* value_ = nullptr;
+};
+
 /** @brief The -j worker processes: one per list, each running `body(list, write_fd)` and replying on the pipe whose
  *  (non-blocking) read end is `read_fd`. */
 struct Workers {
@@ -502,15 +562,21 @@ int wait_workers(Workers& ws, const std::function<void()>& drain,
   return sig;
 }
 
-/** @brief Runs each list of `lists` in a worker process (run_points_here), sets rc[i] and counts `done` as points
- *  finish; stops the workers on SIGINT/SIGTERM (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
-void run_in_workers(const std::vector<std::vector<std::size_t>>& lists, const std::vector<std::string>& dirs,
+/** @brief Runs `groups` (point_groups) in `jobs` worker processes (run_points_here), each taking the next group
+ *  when it has finished one; sets rc[i] and counts `done` as points finish; stops the workers on SIGINT/SIGTERM
+ *  (StopOnSignal). A point a dead worker did not finish keeps rc -1. */
+void run_in_workers(const std::vector<std::vector<std::size_t>>& groups, int jobs, const std::vector<std::string>& dirs,
                     const std::vector<std::string>& keys, const std::string& engine, std::vector<int>& rc,
                     std::size_t& done, Progress& bar, std::size_t resumed)
 {
-  Workers ws = start_workers(lists, [&](const std::vector<std::size_t>& list, int done_fd) {
-    return run_points_here(list, dirs, keys, engine, done_fd);
-  });
+  SharedCounter taken;
+  const std::size_t workers = std::min(groups.size(), static_cast<std::size_t>(std::max(1, jobs)));
+  Workers ws =
+      start_workers(std::vector<std::vector<std::size_t>>(workers), [&](const std::vector<std::size_t>&, int done_fd) {
+        for (std::size_t g = taken.next(); g < groups.size(); g = taken.next())
+          run_points_here(groups[g], dirs, keys, engine, done_fd);
+        return std::string();
+      });
   wait_workers(
       ws,
       [&] {
@@ -555,6 +621,7 @@ struct SweepPoints {
   std::vector<int> rc;
   std::vector<std::string> fingerprint;
   std::vector<std::string> keys; ///< per point, its key in the point cache (empty: not kept there)
+  std::vector<double> requests;  ///< per point, its requests (PointCheck::requests)
   std::string cache_dir;         ///< the point cache's folder (serving/PointDiskCache); empty: none
   std::size_t resumed = 0;       ///< points an earlier run finished (--resume)
   std::size_t cached  = 0;       ///< points read from the point cache
@@ -569,6 +636,7 @@ void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::N
   pts.rc.assign(count, -1);
   pts.fingerprint.assign(count, "");
   pts.keys.assign(count, "");
+  pts.requests.assign(count, 1);
   // points run in the workers are kept in the point cache, and a point found there is not run again
   pts.cache_dir = engine != sim::EngineKind::simgrid ? serving::step_cache_dir() : std::string();
   std::optional<serving::PointDiskCache> cache;
@@ -597,7 +665,9 @@ void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::N
       if (!note.empty())
         fmt::print(stderr, "dbosim sweep: point {}: {}\n", i, note);
     }
-    pts.fingerprint[i] = check_point(file, opt.scenario, axes, pts.indices[i], i);
+    PointCheck c       = check_point(file, opt.scenario, axes, pts.indices[i], i);
+    pts.fingerprint[i] = std::move(c.fingerprint);
+    pts.requests[i]    = c.requests;
   }
 }
 
@@ -622,7 +692,8 @@ int run_points(const SweepOptions& opt, sim::EngineKind engine, int jobs, const 
     for (std::size_t i = 0; i < count; ++i)
       if (rc[i] != 0)
         todo.push_back(i);
-    run_in_workers(assign_points(todo, pts.fingerprint, jobs), pts.dirs, pts.keys, opt.engine, rc, done, bar, resumed);
+    run_in_workers(point_groups(todo, pts.fingerprint, pts.requests), jobs, pts.dirs, pts.keys, opt.engine, rc, done,
+                   bar, resumed);
   }
   while (done < count && !StopOnSignal::requested()) {
     while (next < count && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
