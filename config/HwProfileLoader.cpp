@@ -312,6 +312,7 @@ models::HwProfile parse_hw_profile(const std::string& path)
   read_comm_kernel(root, hw);
   read_platform(root, hw);
   read_tables(root, hw);
+  models::index_tables(hw);
   read_sm_tables(root, hw);
   root.finish();
   return hw;

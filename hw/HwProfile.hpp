@@ -5,7 +5,9 @@
 #include "hw/Platform.hpp"
 
 #include <array>
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +52,14 @@ struct OpTable {
   /** Past the last point: false scales the last point by tokens (a measured table's own trend); true takes the larger
    *  of the last point and the roofline (a published table that stops at a small M: `beyond_last: roofline`). */
   bool roofline_past_last = false;
+};
+
+/** @brief Where each family's tables sit in HwProfile::tables (positions ascending): the lookups read a family's
+ *  few tables instead of comparing every one. `count` is the number of tables it was built over: a profile whose
+ *  table list has changed size since is scanned whole (models::index_tables builds it). */
+struct TableIndex {
+  std::size_t count = 0;
+  std::map<std::string, std::vector<std::size_t>, std::less<>> positions;
 };
 
 /** @brief A measured per-shape SM table: one kernel's speed t(full GPU) / t(sms SMs) over tokens at one SM count
@@ -141,10 +151,11 @@ struct HwProfile {
   double attention_efficiency = 0; ///< roofline fraction of peak reached by attention kernels
   double memory_efficiency    = 0; ///< fraction of HBM bandwidth reached by streaming kernels
 
-  std::vector<OpTable> tables;                 ///< measured kernel durations (empty for datasheet profiles)
-  std::map<std::string, SmScaling> sm_scaling; ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
-  std::vector<SmTable> sm_tables;              ///< per-shape speeds at measured SM counts (before sm_scaling)
-  Interference interference;                   ///< slowdown factors beside an SM-resident comm kernel
+  std::vector<OpTable> tables;                   ///< measured kernel durations (empty for datasheet profiles)
+  std::shared_ptr<const TableIndex> table_index; ///< `tables` by family (null: lookups scan them)
+  std::map<std::string, SmScaling> sm_scaling;   ///< per kernel family: "gemm", "grouped_gemm", "attention", ...
+  std::vector<SmTable> sm_tables;                ///< per-shape speeds at measured SM counts (before sm_scaling)
+  Interference interference;                     ///< slowdown factors beside an SM-resident comm kernel
   /// Per kernel family, the least GPU time one launch takes (tiny sizes, back to back in a CUDA graph, the graph's
   /// per-kernel gap excluded): "gemm", "grouped_gemm", "rmsnorm", "elementwise", "reduction", "quant", ...
   std::map<std::string, double> kernel_floor_us;

@@ -244,6 +244,16 @@ std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelS
   return m.attention == AttentionKind::mla ? mla_a0(m, par, s) : gqa_a0(m, par, s);
 }
 
+StepShape attention_a0_key(const StepShape& s)
+{
+  if (s.phase != Phase::decode)
+    return s;
+  StepShape key;
+  key.phase  = Phase::decode;
+  key.tokens = s.tokens;
+  return key;
+}
+
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,
                                              bool moe_layer, const KernelWork* o_proj_reduce)
 {

@@ -12,6 +12,10 @@ namespace dbosim::models {
 /** @brief A0: input RMSNorm, q/kv down-projections (+ latent norms), q up-projection, kv_b up-projection of the
  *  context in prefill (MLA, not absorbed), RoPE + KV-cache write. GQA: RMSNorm, fused qkv_proj, RoPE + cache. */
 std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
+/** @brief The part of `s` that attention_a0_kernels reads: a decode-phase shape's A0 (norm, projections, rotary, KV
+ *  write) is a function of its tokens alone; a prefill-phase shape's up-projects its prompt part's context. Shapes
+ *  with equal keys have equal A0 kernels (a memo's key). */
+StepShape attention_a0_key(const StepShape& s);
 
 /** @brief A1: core attention over the KV cache (decode: each request reads its context; prefill: causal attention
  *  of the new tokens over each request's context, PrefillAttention.hpp), MLA's absorbed W_UK / W_UV per-head products

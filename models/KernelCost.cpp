@@ -129,21 +129,22 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
   const int v       = at->second;
   const OpTable* lo = nullptr;
   const OpTable* hi = nullptr;
-  for (const OpTable& t : hw.tables) {
-    if (t.family != k.table_family || t.dims.size() != k.table_dims.size())
-      continue;
+  for_each_table_of(hw, k.table_family, [&](const OpTable& t) {
+    if (t.dims.size() != k.table_dims.size())
+      return false;
     bool others_equal = true;
     for (const auto& [name, value] : k.table_dims)
       if (name != dim && (!t.dims.count(name) || t.dims.at(name) != value))
         others_equal = false;
     if (!others_equal || !t.dims.count(dim))
-      continue;
+      return false;
     const int x = t.dims.at(dim);
     if (x <= v && (!lo || x > lo->dims.at(dim)))
       lo = &t;
     if (x >= v && (!hi || x < hi->dims.at(dim)))
       hi = &t;
-  }
+    return false;
+  });
   if (!lo || !hi)
     return std::nullopt;
   TableLookup how_lo = TableLookup::exact, how_hi = TableLookup::exact;

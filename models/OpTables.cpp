@@ -35,12 +35,24 @@ double inside(const Curve& c, double x, bool* exact)
 }
 } // namespace
 
+void index_tables(HwProfile& hw)
+{
+  auto index   = std::make_shared<TableIndex>();
+  index->count = hw.tables.size();
+  for (std::size_t i = 0; i < hw.tables.size(); ++i)
+    index->positions[hw.tables[i].family].push_back(i);
+  hw.table_index = std::move(index);
+}
+
 const OpTable* find_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims)
 {
-  for (const auto& t : hw.tables)
-    if (t.family == family && t.dims == dims)
-      return &t;
-  return nullptr;
+  const OpTable* found = nullptr;
+  for_each_table_of(hw, family, [&](const OpTable& t) {
+    if (t.dims == dims)
+      found = &t;
+    return found != nullptr;
+  });
+  return found;
 }
 
 std::string table_lookup_name(TableLookup how)

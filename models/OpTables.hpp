@@ -21,6 +21,25 @@
 
 namespace dbosim::models {
 
+/** @brief Indexes `hw.tables` by family (HwProfile::table_index); call after the last table is added. */
+void index_tables(HwProfile& hw);
+
+/** @brief Calls `visit(table)` for each table of `family`, in the profile's order, until it returns true. */
+template <class Visit> void for_each_table_of(const HwProfile& hw, const std::string& family, Visit&& visit)
+{
+  if (hw.table_index && hw.table_index->count == hw.tables.size()) {
+    const auto at = hw.table_index->positions.find(family);
+    if (at != hw.table_index->positions.end())
+      for (const std::size_t i : at->second)
+        if (visit(hw.tables[i]))
+          return;
+    return;
+  }
+  for (const OpTable& t : hw.tables)
+    if (t.family == family && visit(t))
+      return;
+}
+
 /** @brief The table of `family` whose dims equal `dims` exactly, or nullptr. */
 const OpTable* find_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims);
 

@@ -49,20 +49,27 @@ sim::StepPlan plan_at(const Deployment& v, const StepKey& key)
 
 } // namespace
 
-RankWork rank_work_here(const Deployment& v, const StepKey& key)
+RankWork rank_work_here(const Deployment& v, const StepKey& key, A0Memo* a0)
 {
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
-  // A0 does not depend on the layer kind: the dense and the MoE layers of a micro-batch shape share one costing.
+  // A0 does not depend on the layer kind (the dense and the MoE layers of a micro-batch shape share one costing) nor,
+  // in decode, on the KV length (models::attention_a0_key).
   sim::CostSource costs = sim::model_cost_source(v);
-  std::optional<std::pair<models::StepShape, models::OpCost>> a0;
-  costs.layer = [&v, &a0](const models::StepShape& shape, bool moe, int) {
+  A0Memo here; // this call's prefill-phase shapes (too many distinct ones to keep across calls)
+  costs.layer = [&v, a0, &here](const models::StepShape& shape, bool moe, int) {
     models::LayerCosts lc;
     lc.moe = moe;
-    if (!a0 || a0->first != shape)
-      a0.emplace(shape, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
-                                            models::attention_a0_kernels(v.model, v.parallel, shape)));
-    lc.ops.push_back(a0->second);
+    // a decode shape's A0 key is its tokens alone: kept across calls
+    const bool keep                = a0 && shape.phase == models::Phase::decode;
+    A0Memo& memo                   = keep ? *a0 : here;
+    const models::StepShape a0_key = keep ? models::attention_a0_key(shape) : shape;
+    auto at                        = memo.find(a0_key);
+    if (at == memo.end())
+      at = memo.emplace(a0_key, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
+                                                    models::attention_a0_kernels(v.model, v.parallel, shape)))
+               .first;
+    lc.ops.push_back(at->second);
     lc.ops.push_back(models::attention_a1_cost(v.model, v.hw, v.parallel, shape, moe, sim::comm_setup(v, 0)));
     return lc;
   };
@@ -132,7 +139,7 @@ RankWork EngineOracle::rank_work(const StepKey& key)
       return *w;
     }
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
-  const RankWork w = rank_work_here(scenario_, key);
+  const RankWork w = rank_work_here(scenario_, key, &a0_memo_);
   if (t)
     t->emplace(key, w);
   if (disk_work_)

@@ -8,9 +8,11 @@
  */
 #pragma once
 #include "config/Scenario.hpp"
+#include "models/OpCost.hpp"
 #include "serving/StepTimeOracle.hpp"
 #include "sim/engine/StepEngine.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,10 @@ namespace dbosim::serving {
 
 class StepDiskTable;
 class StepChildServer;
+
+/** @brief A0's cost by models::attention_a0_key, kept across the exact shapes of one deployment: the ranks of a
+ *  decode step with equal tokens share it whatever their KV lengths. */
+using A0Memo = std::map<models::StepShape, models::OpCost>;
 
 class EngineOracle : public StepTimeOracle {
 public:
@@ -54,10 +60,12 @@ private:
   long replayed_             = 0;
   /** The process that forks the step children (see EngineOracle.cpp), started at the first shape that needs one. */
   std::unique_ptr<StepChildServer> children_;
+  A0Memo a0_memo_; ///< rank_work's A0 costs (numbers only: computed under models::QuietCosts)
 };
 
-/** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. */
-RankWork rank_work_here(const Deployment& d, const StepKey& key);
+/** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. `a0`: a memo of
+ *  A0's cost for `d` (nullptr: none kept beyond this call). */
+RankWork rank_work_here(const Deployment& d, const StepKey& key, A0Memo* a0 = nullptr);
 
 /** @brief One step of `d` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */
 StepTime simulate_step_here(const Deployment& d, const StepKey& key, const std::vector<std::string>& simgrid_args = {},

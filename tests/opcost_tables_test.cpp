@@ -1,3 +1,4 @@
+#include "config/HwProfileLoader.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpTables.hpp"
 #include "opcost_test_support.hpp"
@@ -123,4 +124,34 @@ TEST_CASE("models::KernelCost: a dim between two tables (MLA decode's context) i
   KernelWork exact_only       = mla(1536, 64);
   exact_only.table_interp_dim = "";
   CHECK(kernel_time(hw, exact_only).bound != Bound::table);
+}
+
+TEST_CASE("models::OpTables: the family index finds the table a scan finds, a profile changed since is scanned",
+          "[quick]")
+{
+  HwProfile hw = dbosim::load_hw_profile("h200");
+  REQUIRE(hw.table_index);
+  REQUIRE(hw.table_index->count == hw.tables.size());
+  auto scan = [&](const std::string& family, const std::map<std::string, int>& dims) -> const OpTable* {
+    for (const OpTable& t : hw.tables)
+      if (t.family == family && t.dims == dims)
+        return &t;
+    return nullptr;
+  };
+  for (const OpTable& t : hw.tables)
+    CHECK(find_table(hw, t.family, t.dims) == scan(t.family, t.dims));
+  CHECK(find_table(hw, "no_such_family", {}) == nullptr);
+  // A table added after the index was built (a test's or a derived profile's): found by the scan.
+  OpTable added;
+  added.family       = "gemm_bf16";
+  added.dims         = {{"n", 3}, {"k", 5}};
+  added.us_by_tokens = table_curve();
+  hw.tables.push_back(added);
+  REQUIRE(find_table(hw, "gemm_bf16", added.dims) != nullptr);
+  CHECK(find_table(hw, "gemm_bf16", added.dims)->us_by_tokens.y == added.us_by_tokens.y);
+  // Indexed again: the same answers.
+  index_tables(hw);
+  CHECK(hw.table_index->count == hw.tables.size());
+  for (const OpTable& t : hw.tables)
+    CHECK(find_table(hw, t.family, t.dims) == scan(t.family, t.dims));
 }
