@@ -39,4 +39,12 @@ OpCost step_work_cost(const ModelSpec& m, const HwProfile& hw, const ParallelSpe
   return c;
 }
 
+StepShape step_work_key(const StepShape& s)
+{
+  StepShape key;
+  key.tokens = s.tokens;
+  key.batch  = s.batch;
+  return key;
+}
+
 } // namespace dbosim::models

@@ -19,4 +19,8 @@ std::vector<KernelWork> step_work_kernels(const ModelSpec& m, const ParallelSpec
  *  `kernels` and `method`). */
 OpCost step_work_cost(const ModelSpec& m, const HwProfile& hw, const ParallelSpec& par, const StepShape& s);
 
+/** @brief The part of `s` that step_work_kernels reads: its tokens and batch (the sampled positions). Shapes with
+ *  equal keys have equal step work (a memo's key). */
+StepShape step_work_key(const StepShape& s);
+
 } // namespace dbosim::models

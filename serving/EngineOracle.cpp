@@ -8,6 +8,7 @@
 #include "models/AttentionOps.hpp"
 #include "models/CostExplain.hpp"
 #include "models/KernelCost.hpp"
+#include "models/StepWork.hpp"
 #include "sim/engine/RunStep.hpp"
 #include "sim/plan/SpecDecodeStep.hpp"
 #include "sim/plan/StepPlanBuilder.hpp"
@@ -49,30 +50,38 @@ sim::StepPlan plan_at(const Deployment& v, const StepKey& key)
 
 } // namespace
 
-RankWork rank_work_here(const Deployment& v, const StepKey& key, A0Memo* a0)
+RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* memo)
 {
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
   // A0 does not depend on the layer kind (the dense and the MoE layers of a micro-batch shape share one costing) nor,
-  // in decode, on the KV length (models::attention_a0_key).
+  // in decode, on the KV length (models::attention_a0_key); the step's work reads tokens and batch alone.
   sim::CostSource costs = sim::model_cost_source(v);
-  A0Memo here; // this call's prefill-phase shapes (too many distinct ones to keep across calls)
-  costs.layer = [&v, a0, &here](const models::StepShape& shape, bool moe, int) {
+  RankWorkMemo here; // this call's prefill-phase shapes (too many distinct ones to keep across calls)
+  costs.layer = [&v, memo, &here](const models::StepShape& shape, bool moe, int) {
     models::LayerCosts lc;
     lc.moe = moe;
     // a decode shape's A0 key is its tokens alone: kept across calls
-    const bool keep                = a0 && shape.phase == models::Phase::decode;
-    A0Memo& memo                   = keep ? *a0 : here;
+    const bool keep                = memo && shape.phase == models::Phase::decode;
+    RankWorkMemo& m                = keep ? *memo : here;
     const models::StepShape a0_key = keep ? models::attention_a0_key(shape) : shape;
-    auto at                        = memo.find(a0_key);
-    if (at == memo.end())
-      at = memo.emplace(a0_key, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
+    auto at                        = m.a0.find(a0_key);
+    if (at == m.a0.end())
+      at = m.a0.emplace(a0_key, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",
                                                     models::attention_a0_kernels(v.model, v.parallel, shape)))
                .first;
     lc.ops.push_back(at->second);
     lc.ops.push_back(models::attention_a1_cost(v.model, v.hw, v.parallel, shape, moe, sim::comm_setup(v, 0)));
     return lc;
   };
+  if (memo)
+    costs.step_work = [memo, cost = std::move(costs.step_work)](const models::StepShape& shape) {
+      const models::StepShape work_key = models::step_work_key(shape);
+      auto at                          = memo->step_work.find(work_key);
+      if (at == memo->step_work.end())
+        at = memo->step_work.emplace(work_key, cost(shape)).first;
+      return at->second;
+    };
   const sim::StepPlan plan = sim::build_step_plan(v, key, costs, plan_options(key));
   const bool partition     = plan.gpu.comm_sms > 0;
   RankWork w;
@@ -139,7 +148,7 @@ RankWork EngineOracle::rank_work(const StepKey& key)
       return *w;
     }
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
-  const RankWork w = rank_work_here(scenario_, key, &a0_memo_);
+  const RankWork w = rank_work_here(scenario_, key, &rank_work_memo_);
   if (t)
     t->emplace(key, w);
   if (disk_work_)

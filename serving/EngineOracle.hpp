@@ -22,9 +22,13 @@ namespace dbosim::serving {
 class StepDiskTable;
 class StepChildServer;
 
-/** @brief A0's cost by models::attention_a0_key, kept across the exact shapes of one deployment: the ranks of a
- *  decode step with equal tokens share it whatever their KV lengths. */
-using A0Memo = std::map<models::StepShape, models::OpCost>;
+/** @brief Costs kept across the exact shapes of one deployment (numbers only: built under models::QuietCosts): A0 of
+ *  decode-phase shapes by models::attention_a0_key (the ranks of a decode step with equal tokens share it whatever
+ *  their KV lengths), the step's work outside the layers by models::step_work_key (tokens and batch). */
+struct RankWorkMemo {
+  std::map<models::StepShape, models::OpCost> a0;
+  std::map<models::StepShape, models::OpCost> step_work;
+};
 
 class EngineOracle : public StepTimeOracle {
 public:
@@ -60,12 +64,12 @@ private:
   long replayed_             = 0;
   /** The process that forks the step children (see EngineOracle.cpp), started at the first shape that needs one. */
   std::unique_ptr<StepChildServer> children_;
-  A0Memo a0_memo_; ///< rank_work's A0 costs (numbers only: computed under models::QuietCosts)
+  RankWorkMemo rank_work_memo_; ///< rank_work's costs kept across its shapes
 };
 
-/** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. `a0`: a memo of
- *  A0's cost for `d` (nullptr: none kept beyond this call). */
-RankWork rank_work_here(const Deployment& d, const StepKey& key, A0Memo* a0 = nullptr);
+/** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. `memo`: costs of
+ *  `d` kept across calls (nullptr: none kept beyond this call); the work is the same bit for bit. */
+RankWork rank_work_here(const Deployment& d, const StepKey& key, RankWorkMemo* memo = nullptr);
 
 /** @brief One step of `d` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */
 StepTime simulate_step_here(const Deployment& d, const StepKey& key, const std::vector<std::string>& simgrid_args = {},

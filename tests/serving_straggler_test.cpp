@@ -313,11 +313,12 @@ seed: 3
   CHECK(w_short.step_work_us == pr.step_work_us);
 }
 
-TEST_CASE("serving::rank_work_here: A0 kept across calls by its key gives each shape's own rank work", "[quick]")
+TEST_CASE("serving::rank_work_here: costs kept across calls by their keys give each shape's own rank work", "[quick]")
 {
-  // The oracle keeps decode shapes' A0 by models::attention_a0_key (their tokens): ranks with the same tokens and other
-  // KV lengths or batches take the kept cost. A rank's work with the memo must be the work without it, bit for bit,
-  // whatever shapes came first (mixed prefill shapes are not kept: their A0 reads their prompts' context).
+  // The oracle keeps decode shapes' A0 by models::attention_a0_key (their tokens) and the step's work by
+  // models::step_work_key (tokens, batch): ranks with the same key and other KV lengths take the kept cost. A rank's
+  // work with the memo must be the work without it, bit for bit, whatever shapes came first (mixed prefill shapes'
+  // A0 is not kept: it reads their prompts' context).
   test::TempDir dir;
   const Scenario s = load_scenario(dir.write("s.yaml", R"(model: deepseek-v3
 hardware: h200
@@ -332,16 +333,17 @@ overlap: {enable_dbo: false, all2all_backend: deepep_low_latency}
                                   StepKey{{models::Phase::decode, 9, 9, 333}},
                                   StepKey{{models::Phase::prefill, 300, 20, 900, 16, 16, 1200}},
                                   StepKey{{models::Phase::decode, 16, 16, 77}}};
-  A0Memo memo;
+  RankWorkMemo memo;
   for (const StepKey& k : keys) {
     const RankWork kept  = rank_work_here(s, k, &memo);
     const RankWork fresh = rank_work_here(s, k);
     CHECK(kept.attention_us == fresh.attention_us);
     CHECK(kept.step_work_us == fresh.step_work_us);
   }
-  for (const auto& [key, cost] : memo) // decode keys only, each its tokens alone
+  for (const auto& [key, cost] : memo.a0) // decode keys only, each its tokens alone
     CHECK((key.phase == models::Phase::decode && key.batch == 0 && key.context_len == 0));
-  CHECK(memo.size() == 2); // 16 tokens (four shapes) and 9
+  CHECK(memo.a0.size() == 2);        // 16 tokens (four shapes) and 9
+  CHECK(memo.step_work.size() == 4); // (16, 16) three times, (16, 12), (9, 9), (300, 20)
 }
 
 TEST_CASE("serving::params: cluster.expert_load names its choices", "[quick]")
