@@ -422,40 +422,6 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
   return reply;
 }
 
-/** @brief The points to run split into `workers` lists: points with the same step fingerprint in one list, one after
- *  the other (they share their simulated step shapes there, EngineOracle keeping one group's at a time), the largest
- *  groups first onto the least-loaded list; in a list, groups by their first point. */
-std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::size_t>& todo,
-                                                    const std::vector<std::string>& fingerprint, int workers)
-{
-  std::map<std::string, std::vector<std::size_t>> groups;
-  std::vector<std::vector<std::size_t>> alone; // no fingerprint: shares nothing
-  for (const std::size_t i : todo)
-    if (fingerprint[i].empty())
-      alone.push_back({i});
-    else
-      groups[fingerprint[i]].push_back(i);
-  for (auto& [fp, g] : groups)
-    alone.push_back(std::move(g));
-  std::stable_sort(alone.begin(), alone.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  const std::size_t n = static_cast<std::size_t>(std::max(1, workers));
-  std::vector<std::vector<const std::vector<std::size_t>*>> lists(n);
-  std::vector<std::size_t> load(n, 0);
-  for (const auto& g : alone) {
-    const std::size_t w = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    lists[w].push_back(&g);
-    load[w] += g.size();
-  }
-  std::vector<std::vector<std::size_t>> out(n);
-  for (std::size_t w = 0; w < n; ++w) {
-    std::sort(lists[w].begin(), lists[w].end(), [](const auto* a, const auto* b) { return a->front() < b->front(); });
-    for (const auto* g : lists[w])
-      out[w].insert(out[w].end(), g->begin(), g->end());
-  }
-  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& w) { return w.empty(); }), out.end());
-  return out;
-}
-
 /** @brief The points of `todo` in groups of one step fingerprint (a point without one alone), the heaviest first
  *  (most requests in all; ties in point order): the workers take the next group as they finish one, so that the
  *  longest runs start first and none waits at the end behind a static share. */
@@ -483,6 +449,28 @@ std::vector<std::vector<std::size_t>> point_groups(const std::vector<std::size_t
     return wa != wb ? wa > wb : a.front() < b.front();
   });
   return groups;
+}
+
+/** @brief `groups` (point_groups: the points sharing a step fingerprint together) split into `workers` lists, each
+ *  group onto the least-loaded list in the order given; in a list, groups by their first point. */
+std::vector<std::vector<std::size_t>> assign_points(const std::vector<std::vector<std::size_t>>& groups, int workers)
+{
+  const std::size_t n = static_cast<std::size_t>(std::max(1, workers));
+  std::vector<std::vector<const std::vector<std::size_t>*>> lists(n);
+  std::vector<std::size_t> load(n, 0);
+  for (const auto& g : groups) {
+    const std::size_t w = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    lists[w].push_back(&g);
+    load[w] += g.size();
+  }
+  std::vector<std::vector<std::size_t>> out(n);
+  for (std::size_t w = 0; w < n; ++w) {
+    std::sort(lists[w].begin(), lists[w].end(), [](const auto* a, const auto* b) { return a->front() < b->front(); });
+    for (const auto* g : lists[w])
+      out[w].insert(out[w].end(), g->begin(), g->end());
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& w) { return w.empty(); }), out.end());
+  return out;
 }
 
 /** @brief A counter in memory shared with the forked workers: each takes the next group by incrementing it. */
@@ -923,8 +911,9 @@ int sweep_table_only(const SweepOptions& opt, const Scenario& base, const YAML::
   Progress bar("sweep points", count);
   std::size_t done = 0;
   // one-step points share nothing in a worker (shapes are shared by serving runs only): no fingerprint groups
-  if (const int sig =
-          price_in_workers(assign_points(todo, std::vector<std::string>(count), jobs), src, figs, done, bar)) {
+  if (const int sig = price_in_workers(
+          assign_points(point_groups(todo, std::vector<std::string>(count), std::vector<double>(count, 1)), jobs), src,
+          figs, done, bar)) {
     fmt::print(stderr, "\ndbosim sweep: stopped by signal {} ({} of {} points priced; no sweep.csv written)\n", sig,
                done, count);
     return 128 + sig;
