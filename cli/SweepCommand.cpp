@@ -1,8 +1,9 @@
 /* dbosim sweep: writes every point of the `sweep:` section as points/NNNN/scenario.yaml and checks each against the
  * parameter table before any runs (a bad value is exit 2 at its sweep line). Under --engine auto or replay (auto is
- * the default) -j worker processes each run a list of points in-process, as `dbosim run` would but without a trace;
- * points with the same step fingerprint go to one worker, one after the other, so that they share their simulated
- * step shapes, and a SimGrid point runs in a child of its worker (one simulation per process). Under --engine simgrid,
+ * the default) -j worker processes run the points in-process, as `dbosim run` would but without a trace, each taking
+ * the next group of points as it finishes one (the groups with the most requests first): points with the same step
+ * fingerprint are one group, run one after the other, so that they share their simulated step shapes; a SimGrid point
+ * runs in a child of its worker (one simulation per process). Under --engine simgrid,
  * and for any point a dead worker left, each point is `dbosim run` in its own process, at most -j at once. --resume
  * keeps the points an earlier run finished; SIGINT/SIGTERM stop the workers and points, which are waited for (exit
  * 128 + signal). A progress line goes to stderr when it is a terminal (cli/Progress.hpp); the rows are merged in
