@@ -20,7 +20,10 @@ struct OpEdge {
   EdgeKind kind = EdgeKind::data;
 };
 
-using OpGraph  = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, OpEdge>;
+/** Edges are only ever added: the graph's edge list is a vector (the default list allocates a node per edge, the
+ *  most of a schedule's build time). */
+using OpGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, OpEdge, boost::no_property, boost::vecS>;
 using OpVertex = OpGraph::vertex_descriptor;
 
 struct Schedule {
