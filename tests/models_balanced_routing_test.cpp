@@ -2,10 +2,8 @@
  * all-to-all model the same figures as route_tokens' ep equal rows, to the byte, up to all2all_every_rank_max ranks;
  * above it the models price one rank per class of alike ranks, and every rank's figures still agree with its own
  * loop to rounding. EPLB packing (place_experts) keeps the choices of a scan over every rank. */
-#include "config/HwProfileLoader.hpp"
+#include "all2all_test_support.hpp"
 #include "config/ModelLoader.hpp"
-#include "config/NetworkFactsLoader.hpp"
-#include "models/All2AllModel.hpp"
 #include "models/BalancedRouting.hpp"
 
 #include <catch2/catch.hpp>
@@ -25,19 +23,6 @@ struct Layout {
   int ep, gpn, redundant;
   double hot_rank_load;
 };
-
-struct Fabric {
-  std::string profile;
-  HwProfile hw;
-  NetworkFacts net;
-};
-
-const std::vector<Fabric>& fabrics()
-{
-  static const std::vector<Fabric> f = {{"h200", load_hw_profile("h200"), load_network_facts("h200")},
-                                        {"mi300x", load_hw_profile("mi300x"), load_network_facts("mi300x")}};
-  return f;
-}
 
 RoutingSpec spec_of(const Layout& l)
 {
@@ -61,7 +46,7 @@ template <class Fn> void each_collective(const Layout& l, int tokens, Fn&& fn)
   REQUIRE(row.copies.size() == 1);
   CHECK(row.expert_rows == dense.expert_rows);
   CHECK(row.active_experts == dense.active_experts);
-  for (const Fabric& f : fabrics())
+  for (const test::All2AllFabric& f : test::all2all_fabrics())
     for (const All2AllEntry& e : all2all_registry()) {
       if ((e.backend == All2AllBackend::mori) != f.net.mori.present)
         continue;
@@ -82,15 +67,7 @@ TEST_CASE("models::BalancedRouting: one row prices every rank to the byte as ep 
     int compared = 0;
     each_collective(l, 128, [&](const std::string& what, const auto& row, const auto& dense) {
       INFO(what);
-      REQUIRE(row.size() == dense.size());
-      for (std::size_t r = 0; r < row.size(); ++r) {
-        CHECK(row[r].duration_us == dense[r].duration_us);
-        CHECK(row[r].recv_us == dense[r].recv_us);
-        CHECK(row[r].nvlink_bytes == dense[r].nvlink_bytes);
-        CHECK(row[r].rdma_bytes == dense[r].rdma_bytes);
-        CHECK(row[r].reported_bytes == dense[r].reported_bytes);
-        CHECK(row[r].bottleneck == dense[r].bottleneck);
-      }
+      test::check_same_ranks(row, dense);
       ++compared;
     });
     CHECK(compared == 2 * static_cast<int>(all2all_registry().size()));

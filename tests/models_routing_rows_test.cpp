@@ -1,10 +1,8 @@
 /* dbosim tests — drawn routing as sparse rows (models::RoutingRows): the rows the draw builds (only the destinations
  * and nodes a source reaches) price every all-to-all model to the byte as the dense matrix of the same draw does
  * (every node entry kept), and the rows hold that matrix's entries. */
-#include "config/HwProfileLoader.hpp"
+#include "all2all_test_support.hpp"
 #include "config/ModelLoader.hpp"
-#include "config/NetworkFactsLoader.hpp"
-#include "models/All2AllModel.hpp"
 #include "models/BalancedRouting.hpp"
 
 #include <catch2/catch.hpp>
@@ -42,12 +40,6 @@ TEST_CASE("models::RoutingRows: drawn sparse rows price every backend to the byt
           "[quick][cluster]")
 {
   const ModelSpec m = load_model_zoo("deepseek-v3");
-  struct Fabric {
-    HwProfile hw;
-    NetworkFacts net;
-  };
-  const std::vector<Fabric> fabrics = {{load_hw_profile("h200"), load_network_facts("h200")},
-                                       {load_hw_profile("mi300x"), load_network_facts("mi300x")}};
   // Full and partial nodes, EPLB replicas, group-limited routing, few tokens (sparse rows) and many (dense ones).
   for (const DrawnCase& c :
        {DrawnCase{RoutingDist::zipf, 64, 8, 64, 0, 0, 16}, DrawnCase{RoutingDist::uniform, 100, 4, 44, 8, 4, 32},
@@ -62,24 +54,15 @@ TEST_CASE("models::RoutingRows: drawn sparse rows price every backend to the byt
     CHECK(back.rank_dedup == dense.rank_dedup);
     CHECK(back.node_dedup == dense.node_dedup);
     CHECK(rows.expert_rows == dense.expert_rows);
-    for (const Fabric& f : fabrics)
+    for (const test::All2AllFabric& f : test::all2all_fabrics())
       for (const All2AllEntry& e : all2all_registry()) {
         if ((e.backend == All2AllBackend::mori) != f.net.mori.present)
           continue;
         const All2AllContext ctx{&m, &f.hw, &f.net, c.gpn, 24, 2.0};
         for (OpKind kind : {OpKind::D, OpKind::C}) {
-          INFO(fmt::format("{} {} {} ep={} gpn={}", f.net.name, e.name, op_name(kind), c.ep, c.gpn));
-          const std::vector<RankComm> a = all2all_per_rank(e.backend, kind, rows, ctx);
-          const std::vector<RankComm> b = all2all_per_rank(e.backend, kind, dense, ctx);
-          REQUIRE(a.size() == b.size());
-          for (std::size_t r = 0; r < a.size(); ++r) {
-            CHECK(a[r].duration_us == b[r].duration_us);
-            CHECK(a[r].recv_us == b[r].recv_us);
-            CHECK(a[r].nvlink_bytes == b[r].nvlink_bytes);
-            CHECK(a[r].rdma_bytes == b[r].rdma_bytes);
-            CHECK(a[r].reported_bytes == b[r].reported_bytes);
-            CHECK(a[r].bottleneck == b[r].bottleneck);
-          }
+          INFO(fmt::format("{} {} {} ep={} gpn={}", f.profile, e.name, op_name(kind), c.ep, c.gpn));
+          test::check_same_ranks(all2all_per_rank(e.backend, kind, rows, ctx),
+                                 all2all_per_rank(e.backend, kind, dense, ctx));
         }
       }
   }
