@@ -370,21 +370,18 @@ RoutingRows route_token_rows(const RoutingSpec& spec, const ExpertPlacement& pla
   m.one_row                     = false;
   m.row_begin.assign(1, 0);
   m.node_row_begin.assign(1, 0);
-  for (auto* v : {&m.copies, &m.rank_dedup, &m.node_dedup})
-    v->clear();
-  m.dst.clear();
-  m.node_dst.clear();
+  // Each entry list emptied (its buffer kept), room for one entry per token-expert copy, backed by huge pages.
   const std::size_t most = static_cast<std::size_t>(ep) * static_cast<std::size_t>(tokens) * top_k;
-  m.dst.reserve(most);
-  m.copies.reserve(most);
-  m.rank_dedup.reserve(most);
-  m.node_dst.reserve(most);
-  m.node_dedup.reserve(most);
-  prefer_huge_pages(m.dst);
-  prefer_huge_pages(m.copies);
-  prefer_huge_pages(m.rank_dedup);
-  prefer_huge_pages(m.node_dst);
-  prefer_huge_pages(m.node_dedup);
+  auto prepare           = [most](auto& entries) {
+    entries.clear();
+    entries.reserve(most);
+    prefer_huge_pages(entries);
+  };
+  prepare(m.dst);
+  prepare(m.copies);
+  prepare(m.rank_dedup);
+  prepare(m.node_dst);
+  prepare(m.node_dedup);
   m.expert_rows.assign(ep, 0.0);
   m.active_experts.assign(ep, 0);
 
