@@ -57,7 +57,8 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* m
   // A0 does not depend on the layer kind (the dense and the MoE layers of a micro-batch shape share one costing) nor,
   // in decode, on the KV length (models::attention_a0_key); the step's work reads tokens and batch alone.
   sim::CostSource costs = sim::model_cost_source(v);
-  RankWorkMemo here; // this call's prefill-phase shapes (too many distinct ones to keep across calls)
+  // What is not kept across calls: prefill-phase shapes (too many distinct ones), or every shape without `memo`.
+  RankWorkMemo here;
   costs.layer = [&v, memo, &here](const models::StepShape& shape, bool moe, int) {
     models::LayerCosts lc;
     lc.moe = moe;
