@@ -17,5 +17,13 @@ for dir in "$(dirname "$0")/regressions/$name" "$(dirname "$0")/corpus/$name" "$
   fi
 done
 echo "inputs: ${#inputs[@]} (digest $(cat "${inputs[@]}" | sha256sum | cut -c1-16))"
-# Each input once (-runs=0 runs the given files and stops); -timeout bounds one input (a hang is a finding).
-exec "$target" -runs=0 -timeout=60 -rss_limit_mb=2048 "${inputs[@]}"
+# Each input once (-runs=0 runs the given files and stops); -timeout bounds one input (a hang is a finding). The
+# target's temp files go to a folder of its own, which must be empty when it exits (it removes what it wrote).
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+TMPDIR=$scratch "$target" -runs=0 -timeout=60 -rss_limit_mb=2048 "${inputs[@]}"
+left=$(ls -A "$scratch")
+if [ -n "$left" ]; then
+  echo "run_brief.sh: $name left in its temp folder: $left" >&2
+  exit 1
+fi
