@@ -61,7 +61,7 @@ TEST_CASE("cluster::engine: a collective ends when its slowest rank's part does 
   CHECK(tl.step_time() == Approx(c_end).epsilon(1e-9));
   for (const Timeline& t : tl.classes) {
     for (std::size_t v = 0; v < sched.num_ops(); ++v) {
-      const OpKind k = sched.graph[v].kind;
+      const OpKind k = sched.ops[v].kind;
       if (k == OpKind::D)
         CHECK(t.ops[v].end_us == Approx(d_end).epsilon(1e-9));
       if (k == OpKind::C)
@@ -138,7 +138,7 @@ std::vector<StepPlan> sm_resident_async_combine()
 double end_of(const ClusterTimeline& tl, const Schedule& sched, std::size_t c, OpKind k)
 {
   for (std::size_t v = 0; v < sched.num_ops(); ++v)
-    if (sched.graph[v].kind == k)
+    if (sched.ops[v].kind == k)
       return tl.classes[c].ops[v].end_us;
   FAIL("no such op");
   return -1;
@@ -177,6 +177,6 @@ TEST_CASE("cluster::engine: on every rank, a comm kernel that needs whole SMs wa
   CHECK(tl.step_time() == Approx(225).epsilon(1e-9));
   CHECK(end_of(tl, sched, 0, OpKind::C) == Approx(225).epsilon(1e-9));
   for (std::size_t v = 0; v < sched.num_ops(); ++v)
-    if (sched.graph[v].kind == OpKind::C)
+    if (sched.ops[v].kind == OpKind::C)
       CHECK(tl.classes[1].ops[v].start_us == Approx(160).epsilon(1e-9));
 }

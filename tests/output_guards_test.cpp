@@ -42,8 +42,8 @@ struct SerialRun {
     tl.ops.resize(sched.num_ops());
     double t = 0;
     for (OpVertex v : sched.issue_order) {
-      tl.ops[v] = OpRecord{0, 0, t, t + sched.graph[v].duration_us, -1};
-      t += sched.graph[v].duration_us;
+      tl.ops[v] = OpRecord{0, 0, t, t + sched.ops[v].duration_us, -1};
+      t += sched.ops[v].duration_us;
     }
     tl.step_time_us = {t};
   }
@@ -100,7 +100,7 @@ TEST_CASE("sim::TimelineCheck: an op that ran faster than its cost is caught", "
   // D (30 us) ends 1 us early: the comm op moved its bytes faster than the cost model (hence the link) allows.
   OpVertex d = 0;
   for (OpVertex v : r.sched.issue_order)
-    if (r.sched.graph[v].kind == OpKind::D)
+    if (r.sched.ops[v].kind == OpKind::D)
       d = v;
   r.tl.ops[d].end_us -= 1;
   const auto v = duration_violations(r.sched, r.tl);

@@ -24,7 +24,7 @@ std::string stream_layer(const Schedule& sched, StreamId s, int layer)
 {
   std::string out;
   for (OpVertex v : sched.stream_order[static_cast<int>(s)]) {
-    const Op& op = sched.graph[v];
+    const Op& op = sched.ops[v];
     if (op.layer != layer)
       continue;
     if (!out.empty())
@@ -45,8 +45,8 @@ TEST_CASE("schedule::sglang_tbo decode issues DeepSeek's decode order", "[quick]
   CHECK(sg.name == "sglang_tbo");
   REQUIRE(sg.issue_order.size() == ds.issue_order.size());
   for (std::size_t i = 0; i < sg.issue_order.size(); ++i) {
-    const Op& a = sg.graph[sg.issue_order[i]];
-    const Op& b = ds.graph[ds.issue_order[i]];
+    const Op& a = sg.ops[sg.issue_order[i]];
+    const Op& b = ds.ops[ds.issue_order[i]];
     CHECK((a.kind == b.kind && a.layer == b.layer && a.ubatch == b.ubatch));
   }
 }

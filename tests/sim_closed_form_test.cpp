@@ -52,7 +52,7 @@ Run replay(const StepPlan& plan)
 const OpRecord& find(const Run& r, OpKind k, int layer, int ub)
 {
   for (OpVertex v = 0; v < r.sched.num_ops(); ++v)
-    if (r.sched.graph[v].kind == k && r.sched.graph[v].layer == layer && r.sched.graph[v].ubatch == ub)
+    if (r.sched.ops[v].kind == k && r.sched.ops[v].layer == layer && r.sched.ops[v].ubatch == ub)
       return r.tl.ops[v];
   FAIL("op not found");
   return r.tl.ops[0];

@@ -9,6 +9,7 @@
 #include "sim/output/Metrics.hpp"
 #include "sim/output/TimelineCheck.hpp"
 #include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/OpGraph.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include "InChild.hpp"
@@ -44,7 +45,7 @@ StepPlan with_hooks(StepPlan plan, double d_recv_us, double c_recv_us)
 OpVertex find_op(const Schedule& s, OpKind k, int layer, int ub)
 {
   for (OpVertex v = 0; v < s.num_ops(); ++v)
-    if (s.graph[v].kind == k && s.graph[v].layer == layer && s.graph[v].ubatch == ub)
+    if (s.ops[v].kind == k && s.ops[v].layer == layer && s.ops[v].ubatch == ub)
       return v;
   FAIL("no such op");
   return 0;
@@ -90,9 +91,9 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
       {OpKind::D, 1},      {OpKind::A0, 0}, {OpKind::A1, 0}, {OpKind::D_recv, 1}, {OpKind::D, 0},      {OpKind::MLP, 1},
       {OpKind::D_recv, 0}, {OpKind::C, 1},  {OpKind::S, 1},  {OpKind::MLP, 0},    {OpKind::C_recv, 1}, {OpKind::C, 0},
       {OpKind::S, 0},      {OpKind::A0, 1}, {OpKind::A1, 1}, {OpKind::C_recv, 0}};
-  const int first = sched.graph[find_op(sched, OpKind::D, 1, 1)].issue_index;
+  const int first = sched.ops[find_op(sched, OpKind::D, 1, 1)].issue_index;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    const Op& op = sched.graph[sched.issue_order[static_cast<std::size_t>(first) + i]];
+    const Op& op = sched.ops[sched.issue_order[static_cast<std::size_t>(first) + i]];
     INFO("issue position " << i);
     CHECK(op.kind == want[i].first);
     CHECK(op.ubatch == want[i].second);
@@ -103,7 +104,7 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
   }
   // The experts read the recv hook's output, the next layer's attention the combine's recv.
   auto reads = [&](OpVertex consumer, OpVertex producer) {
-    return boost::edge(producer, consumer, sched.graph).second;
+    return boost::edge(producer, consumer, sched.graph->dag).second;
   };
   CHECK(reads(find_op(sched, OpKind::MLP, 1, 1), find_op(sched, OpKind::D_recv, 1, 1)));
   CHECK_FALSE(reads(find_op(sched, OpKind::MLP, 1, 1), find_op(sched, OpKind::D, 1, 1)));
@@ -111,8 +112,7 @@ TEST_CASE("sim::recv hooks: DBO issues each recv on the other micro-batch's thre
   // Serial: each recv right behind its send on the same stream.
   const Schedule serial = build_schedule(with_hooks(synthetic_plan(ScheduleId::serial, 2, 0, 1, layer()), 8, 12));
   const OpVertex d      = find_op(serial, OpKind::D, 0, 0);
-  CHECK(serial.graph[serial.issue_order[static_cast<std::size_t>(serial.graph[d].issue_index) + 1]].kind ==
-        OpKind::D_recv);
+  CHECK(serial.ops[serial.issue_order[static_cast<std::size_t>(serial.ops[d].issue_index) + 1]].kind == OpKind::D_recv);
 }
 
 TEST_CASE("sim::recv hooks: DeepSeek's and SGLang's decode orders run each recv on the compute stream, just before "
@@ -126,7 +126,7 @@ TEST_CASE("sim::recv hooks: DeepSeek's and SGLang's decode orders run each recv 
     // A0_0(2) D_1 recv MLP_1 A1_0(2) C_1 recv.
     std::string got;
     for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::compute)]) {
-      const Op& op = sched.graph[v];
+      const Op& op = sched.ops[v];
       const bool in_layer =
           op.layer == 1 || (op.layer == 2 && (op.kind == OpKind::A0 || op.kind == OpKind::A1) && op.ubatch == 0);
       if (in_layer)
@@ -136,12 +136,12 @@ TEST_CASE("sim::recv hooks: DeepSeek's and SGLang's decode orders run each recv 
     // The sends stay on the comm stream, and the readers wait for the recv kernels.
     std::string comm;
     for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::comm)])
-      if (sched.graph[v].layer == 1)
-        comm +=
-            fmt::format("{}{}/{}", comm.empty() ? "" : " ", op_kind_name(sched.graph[v].kind), sched.graph[v].ubatch);
+      if (sched.ops[v].layer == 1)
+        comm += fmt::format("{}{}/{}", comm.empty() ? "" : " ", op_kind_name(sched.ops[v].kind), sched.ops[v].ubatch);
     CHECK(comm == "D/0 C/0 D/1 C/1");
-    CHECK(boost::edge(find_op(sched, OpKind::D_recv, 1, 0), find_op(sched, OpKind::MLP, 1, 0), sched.graph).second);
-    CHECK(boost::edge(find_op(sched, OpKind::C_recv, 1, 1), find_op(sched, OpKind::A0, 2, 1), sched.graph).second);
+    CHECK(
+        boost::edge(find_op(sched, OpKind::D_recv, 1, 0), find_op(sched, OpKind::MLP, 1, 0), sched.graph->dag).second);
+    CHECK(boost::edge(find_op(sched, OpKind::C_recv, 1, 1), find_op(sched, OpKind::A0, 2, 1), sched.graph->dag).second);
   }
 }
 
@@ -246,12 +246,12 @@ TEST_CASE("sim::recv hooks: the max-plus replay equals the SimGrid run, every ra
   double air_free           = 0;
   int queued                = 0;
   for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::comm)]) {
-    if (sched.graph[v].flight_us <= 0)
+    if (sched.ops[v].flight_us <= 0)
       continue;
     double latest = 0;
     for (std::size_t c = 0; c < 3; ++c) {
       const OpSpec* spec =
-          plans[c].ubatches[static_cast<std::size_t>(sched.graph[v].ubatch)].find(true, sched.graph[v].kind);
+          plans[c].ubatches[static_cast<std::size_t>(sched.ops[v].ubatch)].find(true, sched.ops[v].kind);
       queued += one.classes[c].ops[v].end_us < air_free;
       latest = std::max(latest, std::max(one.classes[c].ops[v].end_us, air_free) + spec->flight_us);
     }
@@ -271,7 +271,7 @@ TEST_CASE("sim::TimelineCheck: a recv hook that starts before its collective lan
   tl.ops.resize(sched.num_ops());
   double t = 0;
   for (OpVertex v : sched.issue_order) {
-    const Op& op = sched.graph[v];
+    const Op& op = sched.ops[v];
     tl.ops[v]    = OpRecord{0, 0, t, t + op.duration_us, -1, -1};
     t += op.duration_us;
     if (op.flight_us > 0) {

@@ -17,7 +17,7 @@ TEST_CASE("sim::TimelineCheck: catches overlap on a stream, a broken dependency,
   Timeline tl;
   double t = 0;
   for (OpVertex v : sched.issue_order) {
-    const double dur = sched.graph[v].duration_us;
+    const double dur = sched.ops[v].duration_us;
     tl.ops.resize(sched.num_ops());
     tl.ops[v] = OpRecord{0, 0, t, t + dur, -1};
     t += dur;

@@ -53,7 +53,7 @@ int comm_ops(const Schedule& sched)
 {
   int n = 0;
   for (OpVertex v = 0; v < sched.num_ops(); ++v)
-    n += is_comm_kind(sched.graph[v].kind);
+    n += is_comm_kind(sched.ops[v].kind);
   return n;
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("sim::ClusterTrace: auto above the threshold draws the slowest, median
   for (int r : t.ranks) {
     const Timeline& tl = run.timeline.classes.at(run.plan.ranks.at(r).rank_class);
     for (OpVertex v = 0; v < run.sched.num_ops(); ++v)
-      if (is_comm_kind(run.sched.graph[v].kind))
+      if (is_comm_kind(run.sched.ops[v].kind))
         latest_done = std::max(latest_done, tl.ops[v].done_us());
   }
   CHECK(last == Approx(latest_done).margin(1e-3));

@@ -4,6 +4,7 @@
 #include "sim/output/Summary.hpp"
 #include "sim/output/TraceWriter.hpp"
 #include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/OpGraph.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
@@ -51,9 +52,9 @@ TEST_CASE("sim::TraceWriter: tracks, ops with layer and micro-batch, flows, SM p
   CHECK(ops == static_cast<int>(sched.num_ops()));
   CHECK(host_slices == static_cast<int>(sched.num_ops())); // every op pays at least its launch
   int cross = 0;
-  for (auto [e, end] = boost::edges(sched.graph); e != end; ++e)
-    cross += sched.graph[*e].kind == EdgeKind::data &&
-             sched.graph[boost::source(*e, sched.graph)].stream != sched.graph[boost::target(*e, sched.graph)].stream;
+  for (auto [e, end] = boost::edges(sched.graph->dag); e != end; ++e)
+    cross += sched.graph->dag[*e].kind == EdgeKind::data && sched.ops[boost::source(*e, sched.graph->dag)].stream !=
+                                                                sched.ops[boost::target(*e, sched.graph->dag)].stream;
   CHECK(cross > 0);
   CHECK(flow_starts == cross);
   CHECK(flow_ends == cross);

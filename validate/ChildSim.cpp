@@ -18,7 +18,7 @@ static std::string simulate_here(const sim::StepPlan& plan)
   const sim::Timeline tl    = sim::run_step(plan, sched).timeline;
   nlohmann::json ops        = nlohmann::json::array();
   for (sim::OpVertex v : sched.issue_order) {
-    const sim::Op& op = sched.graph[v];
+    const sim::Op& op = sched.ops[v];
     ops.push_back({sim::op_kind_name(op.kind), op.layer, op.ubatch, static_cast<int>(op.stream), tl.ops[v].start_us,
                    tl.ops[v].end_us});
   }

@@ -5,6 +5,7 @@
 #include "models/KernelCost.hpp"
 #include "models/OpTables.hpp"
 #include "sim/engine/RunStep.hpp"
+#include "sim/schedules/OpGraph.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -165,6 +166,7 @@ sim::Schedule external_schedule(const TestbedOps& t, const std::vector<sim::OpSp
   s.name         = t.name;
   s.num_layers   = 1;
   s.num_ubatches = std::max(1, t.num_ubatches());
+  auto graph     = std::make_shared<sim::OpGraph>();
   for (std::size_t i = 0; i < t.ops.size(); ++i) {
     const TestbedOp& src = t.ops[i];
     sim::Op op;
@@ -176,16 +178,17 @@ sim::Schedule external_schedule(const TestbedOps& t, const std::vector<sim::OpSp
     op.duration_us             = specs[i].duration_us;
     op.partitioned_duration_us = specs[i].partitioned_duration_us;
     op.kernels                 = specs[i].kernels;
-    const sim::OpVertex v      = boost::add_vertex(s.graph);
-    s.graph[v]                 = op;
+    const sim::OpVertex v      = boost::add_vertex(graph->dag);
+    s.ops.push_back(op);
     for (int d : src.depends_on)
-      boost::add_edge(static_cast<sim::OpVertex>(d), v, sim::OpEdge{sim::EdgeKind::data}, s.graph);
+      boost::add_edge(static_cast<sim::OpVertex>(d), v, sim::OpEdge{sim::EdgeKind::data}, graph->dag);
     auto& fifo = s.stream_order[static_cast<int>(src.stream)];
     if (!fifo.empty())
-      boost::add_edge(fifo.back(), v, sim::OpEdge{sim::EdgeKind::stream}, s.graph);
+      boost::add_edge(fifo.back(), v, sim::OpEdge{sim::EdgeKind::stream}, graph->dag);
     fifo.push_back(v);
     s.issue_order.push_back(v);
   }
+  s.graph = std::move(graph);
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include "base/InputError.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpTables.hpp"
+#include "sim/schedules/OpGraph.hpp"
 
 #include <fmt/format.h>
 
@@ -107,7 +108,7 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
     id_of[sched.issue_order[i]] = static_cast<int>(i);
   for (std::size_t i = 0; i < sched.issue_order.size(); ++i) {
     const sim::OpVertex vtx = sched.issue_order[i];
-    const sim::Op& op       = sched.graph[vtx];
+    const sim::Op& op       = sched.ops[vtx];
     out += fmt::format("op {} {} {} {} {} ", i, sim::op_kind_name(op.kind), op.layer, op.ubatch,
                        static_cast<int>(op.stream));
     if (sim::is_comm_kind(op.kind))
@@ -115,9 +116,9 @@ std::string testbed_plan_text(const TestbedShape& s, const TestbedVariant& v, co
     else
       out += fmt::format("gemm {} {} {}", tokens, dims_of(s, op.kind).n, dims_of(s, op.kind).k);
     out += " waits";
-    for (auto [e, end] = boost::in_edges(vtx, sched.graph); e != end; ++e) {
-      const sim::OpVertex src = boost::source(*e, sched.graph);
-      if (sched.graph[*e].kind == sim::EdgeKind::data && sched.graph[src].stream != op.stream)
+    for (auto [e, end] = boost::in_edges(vtx, sched.graph->dag); e != end; ++e) {
+      const sim::OpVertex src = boost::source(*e, sched.graph->dag);
+      if (sched.graph->dag[*e].kind == sim::EdgeKind::data && sched.ops[src].stream != op.stream)
         out += fmt::format(" {}", id_of[src]);
     }
     out += "\n";
@@ -142,14 +143,14 @@ TestbedOps testbed_ops_of(const TestbedShape& s, const TestbedVariant& v, const 
   t.comm_high_priority    = v.comm_high_priority;
   std::vector<int> index_of(sched.num_ops(), -1);
   for (sim::OpVertex vtx : sched.issue_order) {
-    const sim::Op& op = sched.graph[vtx];
+    const sim::Op& op = sched.ops[vtx];
     TestbedOp o;
     o.name   = testbed_op_name(sim::op_kind_name(op.kind), op.layer, op.ubatch);
     o.stream = op.stream;
     o.ubatch = op.ubatch;
-    for (auto [e, end] = boost::in_edges(vtx, sched.graph); e != end; ++e)
-      if (sched.graph[*e].kind == sim::EdgeKind::data)
-        o.depends_on.push_back(index_of[boost::source(*e, sched.graph)]);
+    for (auto [e, end] = boost::in_edges(vtx, sched.graph->dag); e != end; ++e)
+      if (sched.graph->dag[*e].kind == sim::EdgeKind::data)
+        o.depends_on.push_back(index_of[boost::source(*e, sched.graph->dag)]);
     std::sort(o.depends_on.begin(), o.depends_on.end());
     if (sim::is_comm_kind(op.kind)) {
       o.kernel.kind               = TestbedKernelKind::copy;

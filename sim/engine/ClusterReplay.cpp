@@ -4,6 +4,7 @@
 #include "sim/engine/ClusterEngine.hpp"
 #include "sim/engine/StepEngine.hpp"
 #include "sim/schedules/OpCosts.hpp"
+#include "sim/schedules/OpGraph.hpp"
 
 #include <boost/graph/topological_sort.hpp>
 
@@ -37,7 +38,7 @@ struct Preds {
   std::vector<std::pair<OpVertex, bool>> ops; ///< (producer, data edge)
 };
 
-Preds predecessors(const OpGraph& g, std::size_t n)
+Preds predecessors(const OpDag& g, std::size_t n)
 {
   Preds p;
   p.begin.assign(n + 1, 0);
@@ -53,7 +54,7 @@ Preds predecessors(const OpGraph& g, std::size_t n)
  *  links are free for its next flight (StreamActors' flight actor: a flight sent while another is in the air starts
  *  when that one has landed for every rank; flights are sent from one stream, so the topological order visits them in
  *  their sending order). */
-void replay_one_step(const OpGraph& g0, const std::vector<OpVertex>& order, const Preds& preds,
+void replay_one_step(const std::vector<Op>& ops, const std::vector<OpVertex>& order, const Preds& preds,
                      const std::vector<double>& step_start, std::vector<double>& air_free, ReplayTimes& t)
 {
   const std::size_t k = t.k;
@@ -68,7 +69,7 @@ void replay_one_step(const OpGraph& g0, const std::vector<OpVertex>& order, cons
         s[c] = std::max(s[c], ready[c]);
     }
     double coll_end   = 0;
-    const bool in_air = g0[v].flight_us > 0;
+    const bool in_air = ops[v].flight_us > 0;
     for (std::size_t c = 0; c < k; ++c) {
       t.start[r + c] = s[c];
       t.end[r + c]   = s[c] + t.dur[r + c];
@@ -76,7 +77,7 @@ void replay_one_step(const OpGraph& g0, const std::vector<OpVertex>& order, cons
       t.done[r + c] = (in_air ? std::max(t.end[r + c], air_free[c]) : t.end[r + c]) + t.flight[r + c];
       coll_end      = std::max(coll_end, t.done[r + c]);
     }
-    if (is_comm_kind(g0[v].kind)) { // a collective ends (lands) for every rank when its slowest rank's part does
+    if (is_comm_kind(ops[v].kind)) { // a collective ends (lands) for every rank when its slowest rank's part does
       for (std::size_t c = 0; c < k; ++c)
         (in_air ? t.done : t.end)[r + c] = coll_end;
       if (in_air)
@@ -88,8 +89,8 @@ void replay_one_step(const OpGraph& g0, const std::vector<OpVertex>& order, cons
 }
 
 /** The records of the replayed step, from its start on each class. */
-void write_records(const OpGraph& g0, std::size_t n, const ReplayTimes& t, const std::vector<double>& step_start,
-                   ClusterTimeline& out)
+void write_records(const std::vector<Op>& sched_ops, std::size_t n, const ReplayTimes& t,
+                   const std::vector<double>& step_start, ClusterTimeline& out)
 {
   const std::size_t k = t.k;
   for (std::size_t c = 0; c < k; ++c) {
@@ -102,7 +103,7 @@ void write_records(const OpGraph& g0, std::size_t n, const ReplayTimes& t, const
       ops[v].issue_us      = t.issue[i];
       ops[v].start_us      = t.start[i] - t0;
       ops[v].end_us        = t.end[i] - t0;
-      if (g0[v].flight_us > 0)
+      if (sched_ops[v].flight_us > 0)
         ops[v].arrive_us = t.done[i] - t0;
     }
   }
@@ -118,7 +119,7 @@ ClusterTimeline ClusterEngine::replay(int steps) const
     throw InternalError("ClusterEngine::replay: ranks share resources (SM-resident comm kernels or host syncs); use "
                         "run()");
   const std::size_t k = plans_.size();
-  const OpGraph& g0   = sched_.graph;
+  const OpDag& g0     = sched_.graph->dag;
   const std::size_t n = sched_.num_ops();
   std::vector<OpVertex> order;
   boost::topological_sort(g0, std::back_inserter(order));
@@ -149,7 +150,7 @@ ClusterTimeline ClusterEngine::replay(int steps) const
   out.classes.assign(k, Timeline{});
   std::vector<double> step_start(k, 0.0), drained(k), air_free(k, 0.0);
   for (int step = 0; step < steps; ++step) {
-    replay_one_step(g0, order, preds, step_start, air_free, t);
+    replay_one_step(sched_.ops, order, preds, step_start, air_free, t);
     std::copy(step_start.begin(), step_start.end(), drained.begin());
     for (std::size_t i = 0; i < n * k; i += k)
       for (std::size_t c = 0; c < k; ++c)
@@ -163,7 +164,7 @@ ClusterTimeline ClusterEngine::replay(int steps) const
     if (step + 1 < steps)
       step_start = drained;
   }
-  write_records(g0, n, t, step_start, out);
+  write_records(sched_.ops, n, t, step_start, out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "base/InputError.hpp"
 #include "sim/engine/SimConfig.hpp"
+#include "sim/schedules/OpGraph.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +16,7 @@ namespace {
 
 void wake_stream_if_waiting(StreamRun& st, OpVertex w)
 {
-  const int s = static_cast<int>(st.sched->graph[w].stream);
+  const int s = static_cast<int>(st.sched->ops[w].stream);
   if (st.stream_waiting[s] == static_cast<long>(w))
     st.stream_actor[s]->resume();
 }
@@ -134,8 +135,8 @@ void stream_loop(StreamRun* st, int s)
         sg4::this_actor::suspend();
         st->stream_waiting[s] = -1;
       }
-      const bool comm    = is_comm_kind(st->sched->graph[v].kind);
-      const bool flight  = st->sched->graph[v].flight_us > 0;
+      const bool comm    = is_comm_kind(st->sched->ops[v].kind);
+      const bool flight  = st->sched->ops[v].flight_us > 0;
       const bool timed   = st->timed_us[v] >= 0;
       const bool compute = !comm && s == static_cast<int>(StreamId::compute);
       OpRecord& rec      = st->timeline.ops[v];
@@ -157,8 +158,8 @@ void stream_loop(StreamRun* st, int s)
         st->after_comm(v, s);
       rec.end_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
       XBT_VERB("%s stream: %s layer %d ubatch %d ran %.3f-%.3f us (issued %.3f)", stream_name(StreamId(s)),
-               op_kind_name(st->sched->graph[v].kind), st->sched->graph[v].layer, st->sched->graph[v].ubatch,
-               rec.start_us, rec.end_us, rec.issue_us);
+               op_kind_name(st->sched->ops[v].kind), st->sched->ops[v].layer, st->sched->ops[v].ubatch, rec.start_us,
+               rec.end_us, rec.issue_us);
       if (flight)
         launch_flight(*st, v, step, s);
       else
@@ -183,7 +184,7 @@ void host_loop(StreamRun* st)
       rec.issue_us = (sg4::Engine::get_clock() - st->step_start_s) / us;
       if (--st->pending[v] == 0)
         wake_stream_if_waiting(*st, v);
-      if (eager && hp.host_sync_after_comm && is_comm_kind(st->sched->graph[v].kind)) {
+      if (eager && hp.host_sync_after_comm && is_comm_kind(st->sched->ops[v].kind)) {
         // ROCm + DeepEP high-throughput: synchronize() so the next micro-batch cannot reuse the workspace early.
         while (st->done_step[v] != step) {
           st->host_waiting_op = static_cast<long>(v);
@@ -209,7 +210,7 @@ void host_loop(StreamRun* st)
 void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, const std::vector<double>& stream_us,
                         const std::vector<double>& flight_us)
 {
-  const OpGraph& g    = st.sched->graph;
+  const OpDag& g      = st.sched->graph->dag;
   const std::size_t n = st.sched->num_ops();
   const GpuParams& gp = st.plan->gpu;
   st.host_cost_us     = host_cost_us;
@@ -230,11 +231,11 @@ void prepare_stream_run(StreamRun& st, const std::vector<double>& host_cost_us, 
     st.wait_for_sms    = gp.comm_needs_whole_sms && !partition;
   }
   for (OpVertex v = 0; v < n; ++v) {
-    const Op& op = g[v];
+    const Op& op = st.sched->ops[v];
     // A collective in flight releases even its consumers on its own stream (the recv hook) only when it lands.
     const bool flight = op.flight_us > 0; // the schedule says which ops fly; `flight_us` how long, on this rank
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && (flight || g[boost::target(*e, g)].stream != op.stream)) {
+      if (g[*e].kind == EdgeKind::data && (flight || st.sched->ops[boost::target(*e, g)].stream != op.stream)) {
         st.cross_consumers[v].push_back(boost::target(*e, g));
         ++st.initial_pending[boost::target(*e, g)];
       }
@@ -276,9 +277,8 @@ void start_stream_actors(StreamRun& st, sg4::Host* cpu, const std::string& prefi
   st.stream_actor[0] = sg4::Actor::create(prefix + "compute_stream", st.gpu, [sp] { stream_loop(sp, 0); });
   st.stream_actor[1] = sg4::Actor::create(prefix + "comm_stream", st.gpu, [sp] { stream_loop(sp, 1); });
   st.host_actor      = sg4::Actor::create(prefix + "host", cpu, [sp] { host_loop(sp); });
-  const OpGraph& g   = st.sched->graph;
-  for (OpVertex v = 0; v < st.sched->num_ops(); ++v)
-    if (g[v].flight_us > 0) {
+  for (const Op& op : st.sched->ops)
+    if (op.flight_us > 0) {
       st.flight_actor = sg4::Actor::create(prefix + "flights", st.gpu, [sp] { flight_loop(sp); });
       st.flight_actor->daemonize(); // ends with the streams and the host
       break;

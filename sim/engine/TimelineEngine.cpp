@@ -37,8 +37,8 @@ Timeline TimelineEngine::run(int steps, const std::vector<std::string>& simgrid_
   const std::size_t n = sched_.num_ops();
   std::vector<double> stream_us(n), flight_us(n);
   for (OpVertex v = 0; v < n; ++v) {
-    stream_us[v] = stream_duration_us(sched_.graph[v], plan_);
-    flight_us[v] = sched_.graph[v].flight_us;
+    stream_us[v] = stream_duration_us(sched_.ops[v], plan_);
+    flight_us[v] = sched_.ops[v].flight_us;
   }
   prepare_stream_run(st, host_cost_us_, stream_us, flight_us);
   start_stream_actors(st, cpu, "");

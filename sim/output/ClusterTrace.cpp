@@ -38,7 +38,7 @@ std::string role_of(const TracedRanks& t, int r)
  *  (they agree: a collective ends for every rank when its slowest rank's part does). */
 void write_landings(JsonStream& js, const Schedule& sched, const ClusterTimeline& tl, int pid)
 {
-  const OpGraph& g = sched.graph;
+  const std::vector<Op>& g = sched.ops;
   js.begin_object();
   js.key("args").begin_object().key("name").value("collectives: D/C landed on every rank").end_object();
   js.key("name").value("process_name").key("ph").value("M").key("pid").value(pid).end_object();

@@ -1,5 +1,7 @@
 #include "sim/output/Metrics.hpp"
 
+#include "sim/schedules/OpGraph.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,19 +93,19 @@ private:
   void gpu_step(std::map<std::string, double>& path)
   {
     const OpRecord& r = tl_.ops[v_];
-    path[op_kind_name(sched_.graph[v_].kind)] += r.end_us - r.start_us;
+    path[op_kind_name(sched_.ops[v_].kind)] += r.end_us - r.start_us;
     // Reached through the data of a collective in flight: its flight, up to its landing, is on the path.
     const double flew = std::max(0.0, std::min(t_, r.done_us()) - r.end_us);
     if (flew > 1e-9)
-      path[fmt::format("{}_flight", op_kind_name(sched_.graph[v_].kind))] += flew;
+      path[fmt::format("{}_flight", op_kind_name(sched_.ops[v_].kind))] += flew;
     add(path, "idle", t_ - r.end_us - flew);
     t_ = r.start_us;
     // Ties go to the GPU predecessor: the host was not what held the op back.
     double best = -1;
     long pred   = -1;
-    for (auto [e, end] = boost::in_edges(v_, sched_.graph); e != end; ++e) {
-      const OpVertex u   = boost::source(*e, sched_.graph);
-      const double ready = sched_.graph[*e].kind == EdgeKind::data ? tl_.ops[u].done_us() : tl_.ops[u].end_us;
+    for (auto [e, end] = boost::in_edges(v_, sched_.graph->dag); e != end; ++e) {
+      const OpVertex u   = boost::source(*e, sched_.graph->dag);
+      const double ready = sched_.graph->dag[*e].kind == EdgeKind::data ? tl_.ops[u].done_us() : tl_.ops[u].end_us;
       if (ready > best) {
         best = ready;
         pred = static_cast<long>(u);
@@ -129,7 +131,7 @@ private:
     add(path, "idle", t_ - r.issue_us);
     add(path, "host_launch", r.issue_us - r.host_begin_us);
     t_            = r.host_begin_us;
-    const int idx = sched_.graph[v_].issue_index;
+    const int idx = sched_.ops[v_].issue_index;
     if (idx == 0) {
       add(path, "host_launch", t_); // graph launch before the first issue
       return false;
@@ -171,10 +173,10 @@ private:
 Metrics compute_metrics(const Schedule& sched, const Timeline& tl)
 {
   Metrics m;
-  m.step_work_us      = sched.step_work_us;
-  m.step_time_us      = tl.step_time() + m.step_work_us;
-  const OpGraph& g    = sched.graph;
-  const std::size_t n = sched.num_ops();
+  m.step_work_us           = sched.step_work_us;
+  m.step_time_us           = tl.step_time() + m.step_work_us;
+  const std::vector<Op>& g = sched.ops;
+  const std::size_t n      = sched.num_ops();
 
   std::vector<double> layer_end(static_cast<std::size_t>(sched.num_layers), 0.0);
   Intervals comm;

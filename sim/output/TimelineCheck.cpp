@@ -1,5 +1,7 @@
 #include "sim/output/TimelineCheck.hpp"
 
+#include "sim/schedules/OpGraph.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,14 +11,14 @@ namespace dbosim::sim {
 
 static std::string op_label(const Schedule& s, OpVertex v)
 {
-  const Op& op = s.graph[v];
+  const Op& op = s.ops[v];
   return fmt::format("{}(layer {}, ubatch {})", op_kind_name(op.kind), op.layer, op.ubatch);
 }
 
 std::vector<std::string> timeline_violations(const Schedule& sched, const Timeline& tl, double tol_us)
 {
   std::vector<std::string> out;
-  const OpGraph& g = sched.graph;
+  const OpDag& g = sched.graph->dag;
   if (tl.ops.size() != sched.num_ops())
     return {fmt::format("timeline has {} ops, schedule {}", tl.ops.size(), sched.num_ops())};
   for (int s = 0; s < num_streams; ++s) {
@@ -67,7 +69,7 @@ std::vector<std::string> duration_violations(const Schedule& sched, const Timeli
     return {fmt::format("timeline has {} ops, schedule {}", tl.ops.size(), sched.num_ops())};
   std::vector<std::string> out;
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
-    const Op& op       = sched.graph[v];
+    const Op& op       = sched.ops[v];
     const OpRecord& r  = tl.ops[v];
     const double floor = std::min(op.duration_us, op.partitioned_duration_us);
     const double ran   = r.end_us - r.start_us;

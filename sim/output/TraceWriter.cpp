@@ -1,5 +1,7 @@
 #include "sim/output/TraceWriter.hpp"
 
+#include "sim/schedules/OpGraph.hpp"
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -80,7 +82,7 @@ struct RankTrace {
  *  micro-batch. */
 void write_track_names(RankTrace& t, const Schedule& sched, const std::string& process_name)
 {
-  const OpGraph& g = sched.graph;
+  const std::vector<Op>& g = sched.ops;
   t.metadata("process_name", process_name, -1);
   t.thread_name(stream_tid(StreamId::compute), "compute stream");
   t.thread_name(stream_tid(StreamId::comm), "comm stream");
@@ -96,7 +98,7 @@ void write_track_names(RankTrace& t, const Schedule& sched, const std::string& p
 /** Every op's slice on its stream, its flight and its host launch and sync; the step's graph launch first. */
 void write_op_slices(RankTrace& t, JsonStream& js, const Schedule& sched, const StepPlan& plan, const Timeline& tl)
 {
-  const OpGraph& g = sched.graph;
+  const std::vector<Op>& g = sched.ops;
   if ((plan.host.cuda_graph || plan.host.piecewise) && plan.host.graph_launch_us > 0)
     t.slice("graph launch", "host_launch", host_tid0, 0, plan.host.graph_launch_us);
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
@@ -130,17 +132,18 @@ void write_op_slices(RankTrace& t, JsonStream& js, const Schedule& sched, const 
  *  number of arrows. */
 std::int64_t write_event_flows(RankTrace& t, const Schedule& sched, const Timeline& tl, std::int64_t flow_id_base)
 {
-  const OpGraph& g = sched.graph;
-  auto mid         = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
-  std::int64_t ids = 0;
+  const OpDag& g             = sched.graph->dag;
+  const std::vector<Op>& ops = sched.ops;
+  auto mid                   = [&](OpVertex w) { return ns(0.5 * (tl.ops[w].start_us + tl.ops[w].end_us)); };
+  std::int64_t ids           = 0;
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const OpVertex u = boost::source(*e, g);
     const OpVertex v = boost::target(*e, g);
-    if (g[*e].kind != EdgeKind::data || g[u].stream == g[v].stream)
+    if (g[*e].kind != EdgeKind::data || ops[u].stream == ops[v].stream)
       continue;
     ++ids;
-    t.flow("s", flow_id_base + ids, stream_tid(g[u].stream), mid(u));
-    t.flow("f", flow_id_base + ids, stream_tid(g[v].stream), mid(v));
+    t.flow("s", flow_id_base + ids, stream_tid(ops[u].stream), mid(u));
+    t.flow("f", flow_id_base + ids, stream_tid(ops[v].stream), mid(v));
   }
 
   return ids;
@@ -149,9 +152,9 @@ std::int64_t write_event_flows(RankTrace& t, const Schedule& sched, const Timeli
 /** SM partition: compute SMs for the whole step, comm SMs while an SM-holding comm kernel runs. */
 void write_sm_partition(RankTrace& t, const Schedule& sched, const StepPlan& plan, const Timeline& tl)
 {
-  const OpGraph& g  = sched.graph;
-  const int held    = plan.gpu.comm_sms;
-  const int compute = plan.gpu.sm_count - held;
+  const std::vector<Op>& g = sched.ops;
+  const int held           = plan.gpu.comm_sms;
+  const int compute        = plan.gpu.sm_count - held;
   t.counter(0, 0, compute);
   if (held > 0)
     for (OpVertex v : sched.stream_order[static_cast<int>(StreamId::comm)])

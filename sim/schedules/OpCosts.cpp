@@ -1,22 +1,23 @@
 #include "sim/schedules/OpCosts.hpp"
 
 #include "base/InputError.hpp"
+#include "sim/schedules/OpGraph.hpp"
 
 namespace dbosim::sim {
 
 std::vector<double> host_costs_us(const Schedule& sched, const HostParams& hp)
 {
-  const OpGraph& g = sched.graph;
+  const OpDag& g = sched.graph->dag;
   std::vector<double> cost_us(sched.num_ops(), 0);
   int prev_thread = -1;
   for (OpVertex v : sched.issue_order) {
-    const Op& op  = g[v];
+    const Op& op  = sched.ops[v];
     double events = 0;
     for (auto [e, end] = boost::in_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::source(*e, g)].stream != op.stream)
+      if (g[*e].kind == EdgeKind::data && sched.ops[boost::source(*e, g)].stream != op.stream)
         events += hp.event_us; // cudaStreamWaitEvent
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e)
-      if (g[*e].kind == EdgeKind::data && g[boost::target(*e, g)].stream != op.stream) {
+      if (g[*e].kind == EdgeKind::data && sched.ops[boost::target(*e, g)].stream != op.stream) {
         events += hp.event_us; // one cudaEventRecord serves every consumer
         break;
       }
@@ -38,7 +39,7 @@ OpDurations plan_op_durations(const Schedule& sched, const StepPlan& p)
   out.stream_us.assign(sched.num_ops(), 0);
   out.flight_us.assign(sched.num_ops(), 0);
   for (OpVertex v = 0; v < sched.num_ops(); ++v) {
-    const Op& op = sched.graph[v];
+    const Op& op = sched.ops[v];
     const OpSpec* spec =
         op.ubatch < p.num_ubatches() ? p.ubatches[op.ubatch].find(p.moe_layer(op.layer), op.kind) : nullptr;
     if (!spec || p.num_layers != sched.num_layers || (spec->flight_us > 0) != (op.flight_us > 0))

@@ -1,13 +1,17 @@
 #include "sim/schedules/Schedule.hpp"
 
+#include "sim/schedules/OpGraph.hpp"
+
 #include "base/InputError.hpp"
 
 #include <fmt/format.h>
 
 namespace dbosim::sim {
 
-ScheduleBuilder::ScheduleBuilder(const StepPlan& plan, std::string name) : plan_(plan)
+ScheduleBuilder::ScheduleBuilder(const StepPlan& plan, std::string name)
+    : plan_(plan), graph_(std::make_shared<OpGraph>())
 {
+  sched_.graph        = graph_;
   sched_.name         = std::move(name);
   sched_.num_layers   = plan.num_layers;
   sched_.num_ubatches = plan.num_ubatches();
@@ -32,9 +36,9 @@ void ScheduleBuilder::add_dep(OpVertex consumer, int ub, int layer, OpKind k)
   int producer = slot(ub, layer, k);
   if (producer == 0)
     throw InternalError(fmt::format("schedule {}: {} of layer {} ubatch {} issued before its producer {}", sched_.name,
-                                    op_kind_name(sched_.graph[consumer].kind), sched_.graph[consumer].layer, ub,
+                                    op_kind_name(sched_.ops[consumer].kind), sched_.ops[consumer].layer, ub,
                                     op_kind_name(k)));
-  boost::add_edge(static_cast<OpVertex>(producer - 1), consumer, OpEdge{EdgeKind::data}, sched_.graph);
+  boost::add_edge(static_cast<OpVertex>(producer - 1), consumer, OpEdge{EdgeKind::data}, graph_->dag);
 }
 
 void ScheduleBuilder::issue(OpKind k, int layer, int ub, StreamId s)
@@ -57,8 +61,8 @@ void ScheduleBuilder::issue_after_tail(OpKind k, int layer, int ub, StreamId s, 
   if (sched_.issue_order.size() == size)
     return; // the layer has no such op
   const OpVertex v = sched_.issue_order[size];
-  if (!boost::edge(last, v, sched_.graph).second)
-    boost::add_edge(last, v, OpEdge{EdgeKind::data}, sched_.graph);
+  if (!boost::edge(last, v, graph_->dag).second)
+    boost::add_edge(last, v, OpEdge{EdgeKind::data}, graph_->dag);
 }
 
 void ScheduleBuilder::issue_recv_hook(OpKind k, int layer, int ub, StreamId s, int host_thread)
@@ -94,9 +98,8 @@ void ScheduleBuilder::issue_on_thread(OpKind k, int layer, int ub, StreamId s, i
   op.graph_launches          = spec->graph_launches;
   op.flight_us               = spec->flight_us;
   op.dummy                   = plan_.ubatches[ub].real_tokens == 0;
-  // add_vertex(g) then assign: the add_vertex(property, g) overload trips GCC's -Wmaybe-uninitialized under ASan.
-  OpVertex v      = boost::add_vertex(sched_.graph);
-  sched_.graph[v] = op;
+  const OpVertex v           = boost::add_vertex(graph_->dag);
+  sched_.ops.push_back(std::move(op));
 
   switch (k) {
   case OpKind::A0:
@@ -129,7 +132,7 @@ void ScheduleBuilder::issue_on_thread(OpKind k, int layer, int ub, StreamId s, i
   }
   auto& fifo = sched_.stream_order[static_cast<int>(s)];
   if (!fifo.empty())
-    boost::add_edge(fifo.back(), v, OpEdge{EdgeKind::stream}, sched_.graph);
+    boost::add_edge(fifo.back(), v, OpEdge{EdgeKind::stream}, graph_->dag);
   fifo.push_back(v);
   sched_.issue_order.push_back(v);
   slot(ub, layer, k) = static_cast<int>(v) + 1;
@@ -150,6 +153,7 @@ Schedule ScheduleBuilder::finish()
         if (slot(ub, layer, spec.kind) == 0)
           throw InternalError(fmt::format("schedule {}: {} of layer {} ubatch {} never issued", sched_.name,
                                           op_kind_name(spec.kind), layer, ub));
+  graph_.reset(); // the schedule's graph is complete: no edge is added after this
   return std::move(sched_);
 }
 

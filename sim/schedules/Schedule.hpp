@@ -1,42 +1,42 @@
-/* dbosim — a schedule: the ops of one step as a Boost.Graph DAG, with stream assignment and host issue order.
+/* dbosim — a schedule: the ops of one step, their dependencies as a DAG (sim/schedules/OpGraph.hpp, a Boost.Graph
+ * that only the sources walking the edges include), stream assignment and host issue order.
  * A schedule is data: builders (sim/schedules/) only choose the issue order and the stream of each op; the data
  * dependencies between ops follow from the layer's dataflow (ScheduleBuilder::issue adds them). */
 #pragma once
 #include "sim/plan/Op.hpp"
 #include "sim/plan/StepPlan.hpp"
 
-#include <boost/graph/adjacency_list.hpp>
-
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace dbosim::sim {
 
+/** @brief An op's index: in Schedule::ops and as a vertex of its OpGraph. */
+using OpVertex = std::size_t;
 /** @brief data: the consumer needs the producer's output (a CUDA event wait when they sit on different streams);
  *  stream: the two ops are consecutive on one stream (FIFO order). */
 enum class EdgeKind : std::uint8_t { data, stream };
 struct OpEdge {
   EdgeKind kind = EdgeKind::data;
 };
-
-/** Edges are only ever added: the graph's edge list is a vector (the default list allocates a node per edge, the
- *  most of a schedule's build time). */
-using OpGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, OpEdge, boost::no_property, boost::vecS>;
-using OpVertex = OpGraph::vertex_descriptor;
+struct OpGraph; ///< sim/schedules/OpGraph.hpp: the ops' dependencies
 
 struct Schedule {
   std::string name;
   int num_layers      = 0;
   int num_ubatches    = 1;
-  double step_work_us = 0; ///< StepPlan::step_work_us: serial after the last op, on the compute stream
-  OpGraph graph;
+  double step_work_us = 0;              ///< StepPlan::step_work_us: serial after the last op, on the compute stream
+  std::vector<Op> ops;                  ///< by OpVertex
+  std::shared_ptr<const OpGraph> graph; ///< ops' data and stream dependencies (edges are only added while building)
   /** @brief Host issue order over all threads. DBO's micro-batch threads hand the CPU to each other (yield), so
    *  only one issues at a time and their interleaving is one sequence. */
   std::vector<OpVertex> issue_order;
   std::array<std::vector<OpVertex>, num_streams> stream_order; ///< FIFO order of each stream
-  std::size_t num_ops() const { return boost::num_vertices(graph); }
+  std::size_t num_ops() const { return ops.size(); }
 };
 
 /** @brief Appends ops to a Schedule in issue order and derives their data dependencies:
@@ -69,7 +69,8 @@ public:
 private:
   const StepPlan& plan_;
   Schedule sched_;
-  std::vector<int> issued_; ///< [(ub * layers + layer) * kinds + kind] -> vertex + 1 (0 = not issued)
+  std::shared_ptr<OpGraph> graph_; ///< sched_.graph while it is built
+  std::vector<int> issued_;        ///< [(ub * layers + layer) * kinds + kind] -> vertex + 1 (0 = not issued)
   bool explicit_hooks_ = false;
   int& slot(int ub, int layer, OpKind k);
   bool has(int ub, int layer, OpKind k) const;
