@@ -46,3 +46,23 @@ TEST_CASE("sim::TimelineCheck: catches overlap on a stream, a broken dependency,
     CHECK(timeline_violations(sched, tl).size() == 1);
   }
 }
+
+TEST_CASE("sim::Schedule: a default schedule has an empty graph that the checks walk, a copy shares its builder's",
+          "[quick]")
+{
+  const Schedule none;
+  REQUIRE(none.graph != nullptr);
+  CHECK(none.num_ops() == 0);
+  Timeline tl;
+  tl.step_time_us = {0.0};
+  CHECK(timeline_violations(none, tl).empty());
+  CHECK(duration_violations(none, tl).empty());
+
+  LayerDurations d;
+  d.a0_us = 10, d.a1_us = 20, d.d_us = 30, d.mlp_us = 40, d.s_us = 15, d.c_us = 25;
+  const Schedule built = build_schedule(synthetic_plan(ScheduleId::serial, 1, 0, 1, d));
+  const Schedule copy  = built; // the copy is the subject
+  CHECK(copy.graph == built.graph);
+  CHECK(copy.num_ops() == built.num_ops());
+  CHECK(built.num_ops() == 6); // A0 A1 D MLP S C
+}

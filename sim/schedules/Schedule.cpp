@@ -8,6 +8,8 @@
 
 namespace dbosim::sim {
 
+Schedule::Schedule() : graph(std::make_shared<const OpGraph>()) {}
+
 ScheduleBuilder::ScheduleBuilder(const StepPlan& plan, std::string name)
     : plan_(plan), graph_(std::make_shared<OpGraph>())
 {

@@ -26,12 +26,15 @@ struct OpEdge {
 struct OpGraph; ///< sim/schedules/OpGraph.hpp: the ops' dependencies
 
 struct Schedule {
+  Schedule(); ///< no ops, an empty graph
   std::string name;
   int num_layers      = 0;
   int num_ubatches    = 1;
-  double step_work_us = 0;              ///< StepPlan::step_work_us: serial after the last op, on the compute stream
-  std::vector<Op> ops;                  ///< by OpVertex
-  std::shared_ptr<const OpGraph> graph; ///< ops' data and stream dependencies (edges are only added while building)
+  double step_work_us = 0; ///< StepPlan::step_work_us: serial after the last op, on the compute stream
+  std::vector<Op> ops;     ///< by OpVertex
+  /** @brief The ops' data and stream dependencies, complete when the builder returns the schedule (copies share
+   *  it); never null. */
+  std::shared_ptr<const OpGraph> graph;
   /** @brief Host issue order over all threads. DBO's micro-batch threads hand the CPU to each other (yield), so
    *  only one issues at a time and their interleaving is one sequence. */
   std::vector<OpVertex> issue_order;
