@@ -49,6 +49,21 @@ void add_a1_tail(std::vector<KernelWork>& out, const ModelSpec& m, double tokens
     add_router(out, m, tokens);
 }
 
+/** Prefill runs MLA un-absorbed: the latent of every context token of the prompt part of `s` (a prefill-phase shape)
+ *  is up-projected to per-head K_nope and V (a mixed step's decoding requests run absorbed and up-project nothing).
+ *  The kernel of an MLA prefill step's A0 that reads the prompt's context. */
+KernelWork mla_kv_b_proj(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  const MlaSpec& a            = m.mla;
+  const StepShape prompts     = prompt_part(s);
+  const double context_tokens = double(prompts.batch) * prompts.context_len;
+  return inside(launched_at(gemm_kernel("kv_b_proj", context_tokens,
+                                        heads_per_rank(a.num_heads, par.tp) * (a.qk_nope_head_dim + a.v_head_dim),
+                                        a.kv_lora_rank, linear_format(m, OpClass::attention)),
+                            std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"),
+                GraphSplit::attention);
+}
+
 std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
 {
   const MlaSpec& a  = m.mla;
@@ -70,17 +85,8 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
     add_linear(out, "kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, attn_f, src_mla);
     out.push_back(launched_at(streaming_kernel("kv_a_layernorm", t, a.kv_lora_rank, 1, 1, "rmsnorm"), src_mla));
   }
-  if (s.phase == Phase::prefill && has_prompt_requests(s)) {
-    // Prefill runs MLA un-absorbed: the latent of every context token of the prompt part is up-projected to per-head
-    // K_nope and V (a mixed step's decoding requests run absorbed, below, and up-project nothing).
-    const StepShape prompts     = prompt_part(s);
-    const double context_tokens = double(prompts.batch) * prompts.context_len;
-    out.push_back(
-        inside(launched_at(gemm_kernel("kv_b_proj", context_tokens, h * (a.qk_nope_head_dim + a.v_head_dim),
-                                       a.kv_lora_rank, attn_f),
-                           std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"),
-               GraphSplit::attention));
-  }
+  if (s.phase == Phase::prefill && has_prompt_requests(s))
+    out.push_back(mla_kv_b_proj(m, par, s));
   // RoPE on q's and k's rotary parts (one kernel), then the latent + rotary key written to the paged cache (another).
   out.push_back(launched_at(streaming_kernel("rotary_emb", t, (h + 1) * a.qk_rope_head_dim, 1, 1, ""), src_rope));
   KernelWork cache = streaming_kernel("concat_and_cache_mla", t, a.kv_lora_rank + a.qk_rope_head_dim, 1, 0, "");
@@ -91,20 +97,14 @@ std::vector<KernelWork> mla_a0(const ModelSpec& m, const ParallelSpec& par, cons
   return out;
 }
 
-/** Absorbed MLA decode over `s` (a decode-phase shape): the W_UK product, FlashMLA's split-KV kernel with its
- *  combine, the W_UV product. */
-void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, const StepShape& s)
+/** FlashMLA's call over a decode-phase shape `s` (`h` heads on the rank): the split-KV kernel and its combine, timed
+ *  together. The one kernel of an MLA decode step's A1 that reads the KV cache. */
+KernelWork mla_decode_core(const ModelSpec& m, int h, const StepShape& s)
 {
   const MlaSpec& a  = m.mla;
   const int latent  = a.kv_lora_rank + a.qk_rope_head_dim; // per-token cache entry (shared by all heads)
   const double t    = s.tokens;
   const double kv_b = dtype_bytes(m.kv_dtype);
-  // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
-  // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
-  out.push_back(
-      inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
-                         std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
-             GraphSplit::attention));
   KernelWork core;
   core.name          = "mla_decode";
   core.efficiency    = Efficiency::attention;
@@ -131,7 +131,22 @@ void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, con
   core.split        = GraphSplit::attention;
   core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
                 "the split-KV kernel and its combine kernel)";
-  out.push_back(core);
+  return core;
+}
+
+/** Absorbed MLA decode over `s` (a decode-phase shape): the W_UK product, FlashMLA's split-KV kernel with its
+ *  combine, the W_UV product. */
+void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, const StepShape& s)
+{
+  const MlaSpec& a = m.mla;
+  const double t   = s.tokens;
+  // Absorbed MLA (FlashMLA): q_nope x W_UK per head, attention in the latent space, then x W_UV per head. vLLM
+  // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
+  out.push_back(
+      inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
+                         std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
+             GraphSplit::attention));
+  out.push_back(mla_decode_core(m, h, s));
   out.push_back(inside(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
                                    std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"),
                        GraphSplit::attention));
@@ -144,6 +159,17 @@ void add_o_proj(std::vector<KernelWork>& out, double tokens, int hidden, int in_
   add_linear(out, "o_proj", tokens, hidden, in_width, f, source);
   if (reduce)
     out.push_back(*reduce);
+}
+
+/** The prompt part's attention of a prefill-phase shape `s` (un-absorbed, over each prompt request's context): the
+ *  kernel of an MLA prefill step's A1 that reads the context. */
+KernelWork mla_prefill_core(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  return inside(launched_at(prefill_attention_kernel(m, par, prompt_part(s)),
+                            "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
+                            "over the up-projected context)",
+                            "attention"),
+                GraphSplit::attention);
 }
 
 std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
@@ -162,12 +188,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
     if (s.decode_tokens > 0)
       add_mla_decode(out, m, h, decode_part(s));
     if (has_prompt_requests(s))
-      out.push_back(
-          inside(launched_at(prefill_attention_kernel(m, par, prompt_part(s)),
-                             "vllm/v1/attention/backends/mla/common.py: MLACommonImpl._forward_prefill (FlashAttention "
-                             "over the up-projected context)",
-                             "attention"),
-                 GraphSplit::attention));
+      out.push_back(mla_prefill_core(m, par, s));
   }
   add_o_proj(out, t, m.hidden, h * a.v_head_dim, attn_f, src_mla, o_proj_reduce);
   add_a1_tail(out, m, t, moe_layer);
@@ -195,16 +216,13 @@ std::vector<KernelWork> gqa_a0(const ModelSpec& m, const ParallelSpec& par, cons
   return out;
 }
 
-std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
-                               const KernelWork* o_proj_reduce)
+/** GQA's attention kernel over `s` (`h` query and `kvh` KV heads on the rank): FlashAttention over each request's
+ *  context, the decode kernel in a decode-phase shape (the one kernel of its A1 that reads the KV cache). */
+KernelWork gqa_attention_core(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, int h, int kvh)
 {
   const GqaSpec& g  = m.gqa;
-  const int h       = heads_per_rank(g.num_heads, par.tp);
-  const int kvh     = kv_heads_per_rank(g, par.tp);
   const double t    = s.tokens;
   const double kv_b = dtype_bytes(m.kv_dtype);
-  std::vector<KernelWork> out;
-  const LinearFormat attn_f = linear_format(m, OpClass::attention);
   KernelWork core;
   core.efficiency    = Efficiency::attention;
   core.compute_dtype = DType::bf16;
@@ -223,7 +241,18 @@ std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, cons
   core.floor_family = "attention";
   core.split        = GraphSplit::attention;
   core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
-  out.push_back(core);
+  return core;
+}
+
+std::vector<KernelWork> gqa_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
+                               const KernelWork* o_proj_reduce)
+{
+  const GqaSpec& g = m.gqa;
+  const int h      = heads_per_rank(g.num_heads, par.tp);
+  const double t   = s.tokens;
+  std::vector<KernelWork> out;
+  const LinearFormat attn_f = linear_format(m, OpClass::attention);
+  out.push_back(gqa_attention_core(m, par, s, h, kv_heads_per_rank(g, par.tp)));
   add_o_proj(out, t, m.hidden, h * g.head_dim, attn_f, src_gqa, o_proj_reduce);
   add_a1_tail(out, m, t, moe_layer);
   return out;
@@ -246,12 +275,62 @@ std::vector<KernelWork> attention_a0_kernels(const ModelSpec& m, const ParallelS
 
 StepShape attention_a0_key(const StepShape& s)
 {
-  if (s.phase != Phase::decode)
-    return s;
   StepShape key;
-  key.phase  = Phase::decode;
+  key.phase  = s.phase;
   key.tokens = s.tokens;
+  if (s.phase == Phase::decode)
+    return key;
+  // MLA's kv_b_proj up-projects the prompt part's context (prompt requests x their mean KV length), when it has one
+  const StepShape prompts = prompt_part(s);
+  key.batch               = prompts.batch;
+  key.context_len         = prompts.context_len;
+  key.decode_batch        = has_prompt_requests(s) ? 0 : 1; // marks a step with no prompt part
   return key;
+}
+
+StepShape attention_a0_shared_key(const StepShape& s)
+{
+  StepShape key   = attention_a0_key(s);
+  key.batch       = 0; // the prompt part's context: kv_b_proj's, a context kernel
+  key.context_len = 0;
+  return key;
+}
+
+std::vector<KernelWork> a0_context_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  if (m.attention == AttentionKind::mla && s.phase == Phase::prefill && has_prompt_requests(s))
+    return {mla_kv_b_proj(m, par, s)};
+  return {};
+}
+
+StepShape attention_a1_shared_key(const StepShape& s)
+{
+  // What the other kernels read: the step's tokens (o_proj, the router) and, in a mixed step, the decode part's tokens
+  // (the absorbed products); which attention kernels run: whether there is a decode part and a prompt part.
+  StepShape key;
+  key.phase  = s.phase;
+  key.tokens = s.tokens;
+  if (s.phase == Phase::decode)
+    return key;
+  key.decode_tokens = s.decode_tokens;
+  key.decode_batch  = s.decode_tokens > 0 ? 1 : 0;
+  key.batch         = has_prompt_requests(s) ? 1 : 0;
+  return key;
+}
+
+std::vector<KernelWork> a1_context_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  if (m.attention != AttentionKind::mla) // as attention_a1_kernels chooses
+    return {gqa_attention_core(m, par, s, heads_per_rank(m.gqa.num_heads, par.tp), kv_heads_per_rank(m.gqa, par.tp))};
+  const int h = heads_per_rank(m.mla.num_heads, par.tp);
+  if (s.phase == Phase::decode)
+    return {mla_decode_core(m, h, s)};
+  std::vector<KernelWork> out; // mla_a1's: the decode part's FlashMLA call, then the prompt part's attention
+  if (s.decode_tokens > 0)
+    out.push_back(mla_decode_core(m, h, decode_part(s)));
+  if (has_prompt_requests(s))
+    out.push_back(mla_prefill_core(m, par, s));
+  return out;
 }
 
 std::vector<KernelWork> attention_a1_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s,

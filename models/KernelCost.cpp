@@ -129,20 +129,28 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
   const int v       = at->second;
   const OpTable* lo = nullptr;
   const OpTable* hi = nullptr;
+  int x0 = 0, x1 = 0; // lo's and hi's values of `dim`
   for_each_table_of(hw, k.table_family, [&](const OpTable& t) {
+    // the same dim names (both maps in name order), the same values but in `dim`
     if (t.dims.size() != k.table_dims.size())
       return false;
-    bool others_equal = true;
-    for (const auto& [name, value] : k.table_dims)
-      if (name != dim && (!t.dims.count(name) || t.dims.at(name) != value))
-        others_equal = false;
-    if (!others_equal || !t.dims.count(dim))
-      return false;
-    const int x = t.dims.at(dim);
-    if (x <= v && (!lo || x > lo->dims.at(dim)))
+    int x = 0;
+    for (auto a = t.dims.begin(), b = k.table_dims.begin(); a != t.dims.end(); ++a, ++b) {
+      if (a->first != b->first)
+        return false;
+      if (b == at)
+        x = a->second;
+      else if (a->second != b->second)
+        return false;
+    }
+    if (x <= v && (!lo || x > x0)) {
       lo = &t;
-    if (x >= v && (!hi || x < hi->dims.at(dim)))
+      x0 = x;
+    }
+    if (x >= v && (!hi || x < x1)) {
       hi = &t;
+      x1 = x;
+    }
     return false;
   });
   if (!lo || !hi)
@@ -150,8 +158,7 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
   TableLookup how_lo = TableLookup::exact, how_hi = TableLookup::exact;
   const double us_lo = table_us(lo->us_by_tokens, k.table_tokens, &how_lo);
   const double us_hi = table_us(hi->us_by_tokens, k.table_tokens, &how_hi);
-  const int x0 = lo->dims.at(dim), x1 = hi->dims.at(dim);
-  const double w = x1 > x0 ? double(v - x0) / double(x1 - x0) : 0.0;
+  const double w     = x1 > x0 ? double(v - x0) / double(x1 - x0) : 0.0;
   KernelTime out;
   out.us    = (us_lo + w * (us_hi - us_lo)) * k.table_scale;
   out.bound = Bound::table;

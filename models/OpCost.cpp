@@ -7,6 +7,9 @@
 #include "models/CostExplain.hpp"
 #include "models/FfnOps.hpp"
 #include "models/KernelCost.hpp"
+#include "models/OpMemo.hpp"
+
+#include "base/InputError.hpp"
 
 #include <fmt/format.h>
 
@@ -142,30 +145,45 @@ void check_inputs(const ModelSpec& m, const ParallelSpec& par, const StepShape& 
 
 } // namespace
 
+namespace {
+/** Adds one kernel to its op's sums, in launch order (`longest_us`: the longest kernel so far, -1 before the first):
+ *  the one place an op's duration, flops, bytes and bound are summed. */
+void add_kernel_sums(OpCost& c, double& longest_us, const KernelSums& k)
+{
+  c.flops += k.flops;
+  c.bytes += k.bytes;
+  c.weight_bytes += k.weight_bytes;
+  c.duration_us += k.us;
+  // The op is reported with the bound of the kernel that takes most of its time.
+  if (k.us > longest_us) {
+    longest_us = k.us;
+    c.bound    = k.bound;
+  }
+}
+
+/** The launches of `kernels` (OpCost::kernels, launch_split) into `c`. */
+void add_launches(OpCost& c, const std::vector<KernelWork>& kernels)
+{
+  for (const auto& k : kernels) {
+    c.kernels += std::max(1, k.launches);
+    c.launch_split.insert(c.launch_split.end(), std::max(1, k.launches), k.split);
+  }
+}
+} // namespace
+
 OpCost sum_kernels(const HwProfile& hw, OpKind kind, const std::string& sm_family, std::vector<KernelWork> kernels)
 {
   OpCost c;
   c.kind      = kind;
   c.sm_family = sm_family;
   c.kernels   = 0;
-  for (const auto& k : kernels) {
-    c.kernels += std::max(1, k.launches);
-    c.launch_split.insert(c.launch_split.end(), std::max(1, k.launches), k.split);
-  }
+  add_launches(c, kernels);
   c.parts.reserve(kernels.size());
   double longest_us  = -1;
   const bool explain = cost_explanations();
   for (auto& k : kernels) {
     KernelTime t = kernel_time(hw, k);
-    c.flops += k.flops;
-    c.bytes += k.bytes;
-    c.weight_bytes += k.weight_bytes;
-    c.duration_us += t.us;
-    // The op is reported with the bound of the kernel that takes most of its time.
-    if (t.us > longest_us) {
-      longest_us = t.us;
-      c.bound    = t.bound;
-    }
+    add_kernel_sums(c, longest_us, {t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
     if (explain)
       c.method += (c.method.empty() ? "" : "; ") + t.method;
     // Last: the kernel's strings and dims move into its part (kernel_time has read them).
@@ -263,14 +281,82 @@ constexpr const char* src_moe_reduce =
 
 } // namespace
 
+namespace {
+/** A1's kernels with, under tensor parallelism, the all-reduce of o_proj's output. */
+std::vector<KernelWork> a1_kernels(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par,
+                                   const StepShape& shape, bool moe_layer, const CommSetup& comm)
+{
+  if (par.tp <= 1)
+    return attention_a1_kernels(model, par, shape, moe_layer);
+  const KernelWork reduce =
+      tp_all_reduce_kernel("o_proj_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel);
+  return attention_a1_kernels(model, par, shape, moe_layer, &reduce);
+}
+} // namespace
+
 OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                          bool moe_layer, const CommSetup& comm)
 {
-  if (par.tp <= 1)
-    return sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer));
-  const KernelWork reduce =
-      tp_all_reduce_kernel("o_proj_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel);
-  return sum_kernels(hw, OpKind::A1, "attention", attention_a1_kernels(model, par, shape, moe_layer, &reduce));
+  return sum_kernels(hw, OpKind::A1, "attention", a1_kernels(model, hw, par, shape, moe_layer, comm));
+}
+
+OpCost ContextOpMemo::cost(const HwProfile& hw, OpKind kind, const std::string& sm_family,
+                           const std::pair<StepShape, bool>& key, const std::vector<KernelWork>& context,
+                           const std::function<std::vector<KernelWork>()>& kernels)
+{
+  auto at = entries_.find(key);
+  if (at == entries_.end()) {
+    Entry e;
+    const std::vector<KernelWork> all = kernels();
+    for (const KernelWork& k : all) {
+      const KernelTime t = kernel_time(hw, k);
+      e.kernels.push_back({t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
+    }
+    for (const KernelWork& c : context) {
+      const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
+      const auto first = std::find_if(all.begin(), all.end(), named);
+      if (first == all.end() || std::count_if(all.begin(), all.end(), named) != 1)
+        throw InternalError(
+            fmt::format("{}: context kernel {} is not named once in its kernels", op_name(kind), c.name));
+      e.context.push_back(static_cast<std::size_t>(first - all.begin()));
+    }
+    e.launches.kind      = kind;
+    e.launches.sm_family = sm_family;
+    e.launches.kernels   = 0;
+    add_launches(e.launches, all);
+    at = entries_.emplace(key, std::move(e)).first;
+  }
+  const Entry& e = at->second;
+  if (e.context.size() != context.size())
+    throw InternalError(
+        fmt::format("{}: {} context kernels where its key had {}", op_name(kind), context.size(), e.context.size()));
+  OpCost c       = e.launches;
+  double longest = -1;
+  for (std::size_t i = 0; i < e.kernels.size(); ++i) {
+    const auto here = std::find(e.context.begin(), e.context.end(), i);
+    if (here == e.context.end()) {
+      add_kernel_sums(c, longest, e.kernels[i]);
+      continue;
+    }
+    const KernelWork& k = context[static_cast<std::size_t>(here - e.context.begin())];
+    const KernelTime t  = kernel_time(hw, k);
+    add_kernel_sums(c, longest, {t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
+  }
+  return c;
+}
+
+OpCost AttentionMemo::a0(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape)
+{
+  return a0_.cost(hw, OpKind::A0, "gemm", {attention_a0_shared_key(shape), false},
+                  a0_context_kernels(model, par, shape), [&] { return attention_a0_kernels(model, par, shape); });
+}
+
+OpCost AttentionMemo::a1(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                         bool moe_layer, const CommSetup& comm)
+{
+  return a1_.cost(hw, OpKind::A1, "attention", {attention_a1_shared_key(shape), moe_layer},
+                  a1_context_kernels(model, par, shape),
+                  [&] { return a1_kernels(model, hw, par, shape, moe_layer, comm); });
 }
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,

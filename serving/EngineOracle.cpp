@@ -54,18 +54,25 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* m
 {
   // The plan the engine would run, with only the ops that differ between ranks costed (A0, A1; the MoE ops are the
   // same padded tokens on every rank): a serving run asks this for every rank's exact shape.
-  // A0 does not depend on the layer kind (the dense and the MoE layers of a micro-batch shape share one costing) nor,
-  // in decode, on the KV length (models::attention_a0_key); the step's work reads tokens and batch alone.
+  // A0 does not depend on the layer kind (the dense and the MoE layers of a micro-batch shape share one costing) nor
+  // on what models::attention_a0_key leaves out (a decode shape's KV length); A0's and A1's kernels but those that
+  // read the context on what models::attention_a0_shared_key / attention_a1_shared_key leave out
+  // (models::AttentionMemo); the step's work reads tokens and batch alone.
   sim::CostSource costs = sim::model_cost_source(v);
-  // What is not kept across calls: prefill-phase shapes (too many distinct ones), or every shape without `memo`.
-  RankWorkMemo here;
-  costs.layer = [&v, memo, &here](const models::StepShape& shape, bool moe, int) {
+  RankWorkMemo here; // without `memo`: each op costed whole, nothing kept beyond this call
+  costs.layer = [&v, memo, &here](const models::StepShape& shape, bool moe, int comm_sms) {
     models::LayerCosts lc;
     lc.moe = moe;
-    // a decode shape's A0 key is its tokens alone: kept across calls
-    const bool keep                = memo && shape.phase == models::Phase::decode;
-    RankWorkMemo& m                = keep ? *memo : here;
-    const models::StepShape a0_key = keep ? models::attention_a0_key(shape) : shape;
+    if (memo && comm_sms == 0) {
+      // With no SM partition the plan reads an op's duration and launches, not its per-kernel parts (the SM-scaling
+      // model's input): A0 and A1 come from the memo that re-times only their context kernels, in every phase.
+      lc.ops.push_back(memo->attention.a0(v.model, v.hw, v.parallel, shape));
+      lc.ops.push_back(memo->attention.a1(v.model, v.hw, v.parallel, shape, moe, sim::comm_setup(v, 0)));
+      return lc;
+    }
+    // Each op with its parts: a decode shape's A0 is kept across calls (prefill shapes' are too many to keep whole)
+    RankWorkMemo& m                = memo && shape.phase == models::Phase::decode ? *memo : here;
+    const models::StepShape a0_key = models::attention_a0_key(shape);
     auto at                        = m.a0.find(a0_key);
     if (at == m.a0.end())
       at = m.a0.emplace(a0_key, models::sum_kernels(v.hw, models::OpKind::A0, "gemm",

@@ -9,6 +9,7 @@
 #pragma once
 #include "config/Scenario.hpp"
 #include "models/OpCost.hpp"
+#include "models/OpMemo.hpp"
 #include "serving/StepTimeOracle.hpp"
 #include "sim/engine/StepEngine.hpp"
 
@@ -22,10 +23,13 @@ namespace dbosim::serving {
 class StepDiskTable;
 class StepChildServer;
 
-/** @brief Costs kept across the exact shapes of one deployment (numbers only: built under models::QuietCosts): A0 of
- *  decode-phase shapes by models::attention_a0_key (the ranks of a decode step with equal tokens share it whatever
- *  their KV lengths), the step's work outside the layers by models::step_work_key (tokens and batch). */
+/** @brief Costs kept across the exact shapes of one deployment (numbers only: built under models::QuietCosts): with
+ *  no SM partition A0 and A1 by their kernels' keys (models::AttentionMemo: only the kernels that read the context
+ *  re-timed); under one, decode shapes' A0 by models::attention_a0_key (the ranks of a decode step with equal tokens
+ *  share it whatever their KV lengths) with its parts; the step's work outside the layers by models::step_work_key
+ *  (tokens and batch). */
 struct RankWorkMemo {
+  models::AttentionMemo attention;
   std::map<models::StepShape, models::OpCost> a0;
   std::map<models::StepShape, models::OpCost> step_work;
 };
@@ -68,7 +72,8 @@ private:
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. `memo`: costs of
- *  `d` kept across calls (nullptr: none kept beyond this call); the work is the same bit for bit. */
+ *  `d` kept across calls (nullptr: each op costed whole, none kept beyond this call); the work is the same bit for
+ *  bit. */
 RankWork rank_work_here(const Deployment& d, const StepKey& key, RankWorkMemo* memo = nullptr);
 
 /** @brief One step of `d` at `key`, in this process on `engine` (simgrid starts SimGrid: once per process). */

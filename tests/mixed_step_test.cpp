@@ -1,10 +1,12 @@
 /* A mixed step (prompt chunks beside decoding requests): the decoding requests run on the decode attention path and
  * only the prompt part's context is up-projected (MLA) or read as prefill pairs (GQA); the serving scheduler counts
  * the decode part, the buckets keep it a valid shape, and DBO's slices carry the decodes first. */
+#include "base/InputError.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/OpCost.hpp"
+#include "models/OpMemo.hpp"
 #include "models/PrefillAttention.hpp"
 #include "serving/RankScheduler.hpp"
 #include "serving/StepKey.hpp"
@@ -169,4 +171,68 @@ TEST_CASE("serving::RankScheduler: a step counts its decoding requests apart fro
   CHECK(second.decode_context_sum == 11);
   CHECK(second.tokens == 100);
   CHECK(second.context_sum == 11 + 99);
+}
+
+TEST_CASE("models::AttentionMemo: A0 and A1 kept by their kernels' keys are the whole costing's, bit for bit",
+          "[quick]")
+{
+  // Shapes that share a key with other context lengths, MTP decode, a mixed step with and without a prompt part, a
+  // whole prompt, in an order where each key's first shape is not the one asked again.
+  std::vector<StepShape> shapes{shape(Phase::decode, 16, 16, 4096),
+                                shape(Phase::decode, 16, 16, 1000),
+                                shape(Phase::decode, 16, 12, 333),
+                                shape(Phase::decode, 32, 16, 2000),
+                                mixed(8, 3000),
+                                mixed(8, 500),
+                                shape(Phase::prefill, 512, 1, 2048),
+                                shape(Phase::prefill, 512, 2, 700)};
+  StepShape decodes_only = mixed(8, 900); // a prefill-phase step whose requests all decode (no prompt part)
+  decodes_only.tokens = decodes_only.batch = 8;
+  shapes.push_back(decodes_only);
+  shapes.push_back(mixed(8, 4000));
+  const HwProfile hw = load_hw_profile("h200");
+  for (const char* name : {"deepseek-v3", "qwen3-30b-a3b"}) {
+    const ModelSpec m = load_model_zoo(name);
+    AttentionMemo memo;
+    for (const StepShape& s : shapes)
+      for (const bool moe : {false, true}) {
+        CAPTURE(name, s.phase == Phase::decode, s.tokens, s.batch, s.context_len, s.decode_tokens, moe);
+        const OpCost whole_a0 = sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(m, ParallelSpec{}, s));
+        const OpCost whole_a1 = attention_a1_cost(m, hw, ParallelSpec{}, s, moe, CommSetup{});
+        for (const auto& [kept, whole] :
+             {std::make_pair(memo.a0(m, hw, ParallelSpec{}, s), whole_a0),
+              std::make_pair(memo.a1(m, hw, ParallelSpec{}, s, moe, CommSetup{}), whole_a1)}) {
+          CHECK(kept.kind == whole.kind);
+          CHECK(kept.duration_us == whole.duration_us);
+          CHECK(kept.flops == whole.flops);
+          CHECK(kept.bytes == whole.bytes);
+          CHECK(kept.weight_bytes == whole.weight_bytes);
+          CHECK(kept.bound == whole.bound);
+          CHECK(kept.kernels == whole.kernels);
+          CHECK(kept.launch_split == whole.launch_split);
+          CHECK(kept.sm_family == whole.sm_family);
+          CHECK(kept.parts.empty());
+        }
+      }
+    // Keys: A0 by tokens (decode) or tokens and whether a prompt part runs (prefill): decode 16 (three shapes) and
+    // 32, prefill 520 (three), 512 (two) and 8; A1 by tokens and which attention kernels run: the same five, each
+    // for the dense and the MoE layers.
+    CHECK(memo.keys().first == 5);
+    CHECK(memo.keys().second == 10);
+  }
+}
+
+TEST_CASE("models::ContextOpMemo: a context kernel its op does not launch once is an internal error", "[quick]")
+{
+  const HwProfile hw = load_hw_profile("h200");
+  const ModelSpec m  = load_model_zoo("deepseek-v3");
+  const StepShape s  = shape(Phase::decode, 16, 16, 1000);
+  ContextOpMemo memo;
+  KernelWork stray = attention_a1_kernels(m, ParallelSpec{}, s, true).front();
+  stray.name       = "not_in_the_list";
+  auto kernels     = [&] { return attention_a1_kernels(m, ParallelSpec{}, s, true); };
+  CHECK_THROWS_AS(memo.cost(hw, OpKind::A1, "attention", {s, true}, {stray}, kernels), InternalError);
+  // a key's context kernels must not change in number between calls
+  CHECK_NOTHROW(memo.cost(hw, OpKind::A1, "attention", {s, true}, a1_context_kernels(m, ParallelSpec{}, s), kernels));
+  CHECK_THROWS_AS(memo.cost(hw, OpKind::A1, "attention", {s, true}, {}, kernels), InternalError);
 }

@@ -315,35 +315,69 @@ seed: 3
 
 TEST_CASE("serving::rank_work_here: costs kept across calls by their keys give each shape's own rank work", "[quick]")
 {
-  // The oracle keeps decode shapes' A0 by models::attention_a0_key (their tokens) and the step's work by
-  // models::step_work_key (tokens, batch): ranks with the same key and other KV lengths take the kept cost. A rank's
-  // work with the memo must be the work without it, bit for bit, whatever shapes came first (mixed prefill shapes'
-  // A0 is not kept: it reads their prompts' context).
+  // With no SM partition the oracle keeps A0 and A1 by their kernels' keys (models::AttentionMemo: only the kernels
+  // that read the context re-timed), the step's work by models::step_work_key (tokens, batch); under an SM partition
+  // decode shapes' A0 by models::attention_a0_key. A rank's work with the memo must be the work without it (each op
+  // costed whole), bit for bit, whatever shapes came first: MLA and GQA, with and without tensor parallelism (the
+  // all-reduce after o_proj), with and without a partition.
   test::TempDir dir;
-  const Scenario s = load_scenario(dir.write("s.yaml", R"(model: deepseek-v3
+  struct Deploy {
+    const char* yaml;
+    bool partition;
+  };
+  const std::vector<Deploy> deployments{{R"(model: deepseek-v3
 hardware: h200
 cluster: {nodes: 1, gpus_per_node: 8}
 parallel: {dp: 8, ep: 8, tp: 1}
 workload: {phase: decode, tokens_per_rank: 16}
 overlap: {enable_dbo: false, all2all_backend: deepep_low_latency}
-)"));
+)",
+                                         false},
+                                        {R"(model: qwen3-30b-a3b
+hardware: h200
+cluster: {nodes: 1, gpus_per_node: 8}
+parallel: {dp: 4, ep: 8, tp: 2}
+workload: {phase: decode, tokens_per_rank: 16}
+overlap: {enable_dbo: true, all2all_backend: deepep_low_latency}
+)",
+                                         false},
+                                        {R"(model: deepseek-v3
+hardware: h200
+cluster: {nodes: 1, gpus_per_node: 8}
+parallel: {dp: 8, ep: 8, tp: 1}
+workload: {phase: prefill, tokens_per_rank: 4096, context_len: 4096}
+overlap: {enable_dbo: true, all2all_backend: deepep_high_throughput, dbo_comm_sms: 20}
+)",
+                                         true}};
   const std::vector<StepKey> keys{StepKey{{models::Phase::decode, 16, 16, 4096}},
                                   StepKey{{models::Phase::decode, 16, 16, 1000}},
                                   StepKey{{models::Phase::decode, 16, 12, 1000}},
                                   StepKey{{models::Phase::decode, 9, 9, 333}},
                                   StepKey{{models::Phase::prefill, 300, 20, 900, 16, 16, 1200}},
+                                  StepKey{{models::Phase::prefill, 300, 20, 700, 16, 16, 5000}},
+                                  StepKey{{models::Phase::prefill, 4096, 2, 3000}},
                                   StepKey{{models::Phase::decode, 16, 16, 77}}};
-  RankWorkMemo memo;
-  for (const StepKey& k : keys) {
-    const RankWork kept  = rank_work_here(s, k, &memo);
-    const RankWork fresh = rank_work_here(s, k);
-    CHECK(kept.attention_us == fresh.attention_us);
-    CHECK(kept.step_work_us == fresh.step_work_us);
+  for (const Deploy& d : deployments) {
+    const Scenario s = load_scenario(dir.write("s.yaml", d.yaml));
+    CAPTURE(s.model.name, s.parallel.tp, d.partition);
+    RankWorkMemo memo;
+    for (const StepKey& k : keys) {
+      const RankWork kept  = rank_work_here(s, k, &memo);
+      const RankWork fresh = rank_work_here(s, k);
+      CHECK(kept.attention_us == fresh.attention_us);
+      CHECK(kept.step_work_us == fresh.step_work_us);
+    }
+    CHECK(memo.step_work.size() == 5); // (16, 16) three times, (16, 12), (9, 9), (300, 20) twice, (4096, 2)
+    if (!d.partition) {
+      CHECK(memo.a0.empty());
+      CHECK(memo.attention.keys().first == 4); // decode 16 (four shapes) and 9, prefill 300 (two) and 4096
+      continue;
+    }
+    // DeepEP high-throughput holding 20 SMs: the 4,096-token prompt step splits (DBO) and runs beside it, so its ops
+    // are costed whole with their parts (a prompt's A0 is not kept); the smaller steps do not split and are kept
+    CHECK(memo.attention.keys().first == 3);
+    CHECK(memo.a0.empty());
   }
-  for (const auto& [key, cost] : memo.a0) // decode keys only, each its tokens alone
-    CHECK((key.phase == models::Phase::decode && key.batch == 0 && key.context_len == 0));
-  CHECK(memo.a0.size() == 2);        // 16 tokens (four shapes) and 9
-  CHECK(memo.step_work.size() == 4); // (16, 16) three times, (16, 12), (9, 9), (300, 20)
 }
 
 TEST_CASE("serving::params: cluster.expert_load names its choices", "[quick]")
