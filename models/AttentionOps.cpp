@@ -305,16 +305,15 @@ std::vector<KernelWork> a0_context_kernels(const ModelSpec& m, const ParallelSpe
 
 StepShape attention_a1_shared_key(const StepShape& s)
 {
-  // What the other kernels read: the step's tokens (o_proj, the router) and, in a mixed step, the decode part's tokens
-  // (the absorbed products); which attention kernels run: whether there is a decode part and a prompt part.
+  // What the other kernels read: the step's tokens (o_proj, the router); which context kernels run: whether there is a
+  // decode part and a prompt part.
   StepShape key;
   key.phase  = s.phase;
   key.tokens = s.tokens;
   if (s.phase == Phase::decode)
     return key;
-  key.decode_tokens = s.decode_tokens;
-  key.decode_batch  = s.decode_tokens > 0 ? 1 : 0;
-  key.batch         = has_prompt_requests(s) ? 1 : 0;
+  key.decode_batch = s.decode_tokens > 0 ? 1 : 0;
+  key.batch        = has_prompt_requests(s) ? 1 : 0;
   return key;
 }
 
@@ -325,9 +324,9 @@ std::vector<KernelWork> a1_context_kernels(const ModelSpec& m, const ParallelSpe
   const int h = heads_per_rank(m.mla.num_heads, par.tp);
   if (s.phase == Phase::decode)
     return {mla_decode_core(m, h, s)};
-  std::vector<KernelWork> out; // mla_a1's: the decode part's FlashMLA call, then the prompt part's attention
+  std::vector<KernelWork> out; // mla_a1's: the decode part's three kernels, then the prompt part's attention
   if (s.decode_tokens > 0)
-    out.push_back(mla_decode_core(m, h, decode_part(s)));
+    add_mla_decode(out, m, h, decode_part(s));
   if (has_prompt_requests(s))
     out.push_back(mla_prefill_core(m, par, s));
   return out;

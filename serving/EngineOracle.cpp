@@ -86,8 +86,12 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* m
     costs.step_work = [memo, cost = std::move(costs.step_work)](const models::StepShape& shape) {
       const models::StepShape work_key = models::step_work_key(shape);
       auto at                          = memo->step_work.find(work_key);
-      if (at == memo->step_work.end())
-        at = memo->step_work.emplace(work_key, cost(shape)).first;
+      if (at == memo->step_work.end()) {
+        models::OpCost work = cost(shape);
+        work.parts.clear(); // the plan reads the step's work's duration and launches (sim::set_step_work)
+        work.parts.shrink_to_fit();
+        at = memo->step_work.emplace(work_key, std::move(work)).first;
+      }
       return at->second;
     };
   const sim::StepPlan plan = sim::build_step_plan(v, key, costs, plan_options(key));

@@ -45,6 +45,8 @@ void RankScheduler::release(LiveRequest* r)
 RankStep RankScheduler::schedule()
 {
   RankStep step;
+  step.scheduled.reserve(running_.size() + 1);
+  step.num_new.reserve(running_.size() + 1);
   int budget         = cfg_.max_num_batched_tokens;
   const int q_decode = spec_.tokens_per_request(); // vLLM: the last sampled token + its k drafts to verify
   auto take          = [&](LiveRequest* r, int n) {

@@ -190,6 +190,9 @@ TEST_CASE("models::AttentionMemo: A0 and A1 kept by their kernels' keys are the 
   decodes_only.tokens = decodes_only.batch = 8;
   shapes.push_back(decodes_only);
   shapes.push_back(mixed(8, 4000));
+  StepShape more_decodes = mixed(16, 1500); // the same 520 tokens, split 16 decoding + a 504-token chunk
+  more_decodes.tokens    = 520;
+  shapes.push_back(more_decodes);
   const HwProfile hw = load_hw_profile("h200");
   for (const char* name : {"deepseek-v3", "qwen3-30b-a3b"}) {
     const ModelSpec m = load_model_zoo(name);
@@ -215,8 +218,8 @@ TEST_CASE("models::AttentionMemo: A0 and A1 kept by their kernels' keys are the 
         }
       }
     // Keys: A0 by tokens (decode) or tokens and whether a prompt part runs (prefill): decode 16 (three shapes) and
-    // 32, prefill 520 (three), 512 (two) and 8; A1 by tokens and which attention kernels run: the same five, each
-    // for the dense and the MoE layers.
+    // 32, prefill 520 (four), 512 (two) and 8; A1 by tokens and which context kernels run: the same five, each for
+    // the dense and the MoE layers.
     CHECK(memo.keys().first == 5);
     CHECK(memo.keys().second == 10);
   }
