@@ -172,6 +172,22 @@ KernelWork mla_prefill_core(const ModelSpec& m, const ParallelSpec& par, const S
                 GraphSplit::attention);
 }
 
+/** MLA's attention over `s`: absorbed in a decode-phase shape; in a prefill-phase one un-absorbed over each prompt
+ *  request's context, a mixed step's decoding requests on the absorbed kernels first (MLACommonImpl.forward: decode
+ *  tokens first, then the prefill tokens). A1's kernels that read the context. */
+void add_mla_attention(std::vector<KernelWork>& out, const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  const int h = heads_per_rank(m.mla.num_heads, par.tp);
+  if (s.phase == Phase::decode) {
+    add_mla_decode(out, m, h, s);
+    return;
+  }
+  if (s.decode_tokens > 0)
+    add_mla_decode(out, m, h, decode_part(s));
+  if (has_prompt_requests(s))
+    out.push_back(mla_prefill_core(m, par, s));
+}
+
 std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, const StepShape& s, bool moe_layer,
                                const KernelWork* o_proj_reduce)
 {
@@ -180,16 +196,7 @@ std::vector<KernelWork> mla_a1(const ModelSpec& m, const ParallelSpec& par, cons
   const double t   = s.tokens;
   std::vector<KernelWork> out;
   const LinearFormat attn_f = linear_format(m, OpClass::attention);
-  if (s.phase == Phase::decode)
-    add_mla_decode(out, m, h, s);
-  else {
-    // un-absorbed over each prompt request's context; a mixed step's decoding requests on the absorbed kernel
-    // (MLACommonImpl.forward: decode tokens first, then the prefill tokens)
-    if (s.decode_tokens > 0)
-      add_mla_decode(out, m, h, decode_part(s));
-    if (has_prompt_requests(s))
-      out.push_back(mla_prefill_core(m, par, s));
-  }
+  add_mla_attention(out, m, par, s);
   add_o_proj(out, t, m.hidden, h * a.v_head_dim, attn_f, src_mla, o_proj_reduce);
   add_a1_tail(out, m, t, moe_layer);
   return out;
@@ -321,14 +328,10 @@ std::vector<KernelWork> a1_context_kernels(const ModelSpec& m, const ParallelSpe
 {
   if (m.attention != AttentionKind::mla) // as attention_a1_kernels chooses
     return {gqa_attention_core(m, par, s, heads_per_rank(m.gqa.num_heads, par.tp), kv_heads_per_rank(m.gqa, par.tp))};
-  const int h = heads_per_rank(m.mla.num_heads, par.tp);
-  if (s.phase == Phase::decode)
-    return {mla_decode_core(m, h, s)};
-  std::vector<KernelWork> out; // mla_a1's: the decode part's three kernels, then the prompt part's attention
-  if (s.decode_tokens > 0)
-    add_mla_decode(out, m, h, decode_part(s));
-  if (has_prompt_requests(s))
-    out.push_back(mla_prefill_core(m, par, s));
+  if (s.phase == Phase::decode) // its absorbed products read the tokens alone (the key): FlashMLA's call is timed again
+    return {mla_decode_core(m, heads_per_rank(m.mla.num_heads, par.tp), s)};
+  std::vector<KernelWork> out;
+  add_mla_attention(out, m, par, s);
   return out;
 }
 

@@ -35,9 +35,9 @@ std::vector<KernelWork> a0_context_kernels(const ModelSpec& m, const ParallelSpe
 /** @brief What A1's kernels but its context kernels (a1_context_kernels) read, and which of those run: the tokens,
  *  and in a prefill-phase shape whether it has a decode part and a prompt part. A ContextOpMemo key. */
 StepShape attention_a1_shared_key(const StepShape& s);
-/** @brief A1's kernels that read the KV cache or a prompt's context at `s`, or a mixed step's parts, in launch order:
- *  MLA decode's FlashMLA call; in a mixed MLA step the decode part's (the absorbed products and FlashMLA's call) and
- *  the prompt part's attention; GQA's one attention kernel. */
+/** @brief A1's kernels that read the KV cache or a prompt's context at `s`, in launch order: a decode-phase MLA
+ *  shape's FlashMLA call; in a prefill-phase MLA shape its attention kernels (the decoding requests' absorbed products
+ *  and FlashMLA's call, then the prompt part's attention); GQA's one attention kernel. */
 std::vector<KernelWork> a1_context_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s);
 
 /** @brief Query-key pairs a causal attention step computes: each request has tokens/batch new queries at the end of
