@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -84,12 +85,13 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
     throw std::invalid_argument(fmt::format("{} at ep={} needs network facts for profile '{}' "
                                             "(hwprofiles/network/<name>.yaml)",
                                             op_name(kind), par.ep, hw.name));
-  RoutingSpec spec         = comm.routing;
-  spec.dist                = RoutingDist::balanced;
-  const ExpertPlacement pl = place_experts(spec, m.num_routed_experts, par.ep);
+  RoutingSpec spec = comm.routing;
+  spec.dist        = RoutingDist::balanced;
+  const std::shared_ptr<const ExpertPlacement> pl =
+      balanced_placement(spec.placement, spec.redundant_experts, m.num_routed_experts, par.ep);
   // One row for every source rank (models/BalancedRouting): O(ep) memory where ep equal rows were O(ep^2).
   const RoutingRows rm = routing_rows(
-      route_balanced_rows(spec, pl, m.num_routed_experts, m.top_k, par.ep, comm.gpus_per_node, std::max(0, s.tokens)));
+      route_balanced_rows(spec, *pl, m.num_routed_experts, m.top_k, par.ep, comm.gpus_per_node, std::max(0, s.tokens)));
   const All2AllContext ctx{&m, &hw, comm.net, comm.gpus_per_node, comm.comm_sms, comm.oversubscription};
   const std::vector<RankComm> ranks = all2all_per_rank(par.backend, kind, rm, ctx);
   // The collective ends when its slowest rank does (balanced routing over EPLB slots can leave ranks unequal).

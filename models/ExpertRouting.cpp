@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <queue>
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace dbosim::models {
 namespace {
@@ -149,6 +151,26 @@ ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep)
     if (p.slots_per_rank[best] < per_rank)
       open.emplace(rank_load[best], best);
   }
+  return p;
+}
+
+std::shared_ptr<const ExpertPlacement> balanced_placement(Placement placement, int redundant_experts, int num_experts,
+                                                          int ep)
+{
+  using Key                          = std::tuple<Placement, int, int, int>;
+  constexpr std::size_t kept_at_most = 8; // a sweep's workers price one deployment at a time
+  thread_local std::map<Key, std::shared_ptr<const ExpertPlacement>> kept;
+  const Key key{placement, redundant_experts, num_experts, ep};
+  if (auto at = kept.find(key); at != kept.end())
+    return at->second;
+  RoutingSpec spec;
+  spec.dist              = RoutingDist::balanced;
+  spec.placement         = placement;
+  spec.redundant_experts = redundant_experts;
+  auto p                 = std::make_shared<const ExpertPlacement>(place_experts(spec, num_experts, ep));
+  if (kept.size() >= kept_at_most)
+    kept.clear();
+  kept.emplace(key, p);
   return p;
 }
 

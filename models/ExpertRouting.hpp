@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ std::vector<double> expert_popularity(const RoutingSpec& spec, int num_experts);
 
 /** @brief Replica placement for `ep` ranks. @throws std::invalid_argument when the slots do not divide over ep. */
 ExpertPlacement place_experts(const RoutingSpec& spec, int num_experts, int ep);
+
+/** @brief place_experts under balanced routing (every expert's load equal): a function of the placement, the
+ *  redundant slots, the experts and ep alone, so the last few asked in this thread are kept (a serving run prices
+ *  many step shapes of one deployment, each with the same placement; a placement handed out outlives the keeping). The
+ *  same placement as place_experts'.
+ *  @throws std::invalid_argument as place_experts throws. */
+std::shared_ptr<const ExpertPlacement> balanced_placement(Placement placement, int redundant_experts, int num_experts,
+                                                          int ep);
 
 /** @brief Why no token could draw its experts under `spec` (empty when every draw is possible): a histogram that
  *  does not match the experts, fewer than top_k experts with weight, groups that do not divide the experts, weight

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
+#include <vector>
 
 using namespace dbosim::models;
 
@@ -70,4 +72,40 @@ TEST_CASE("cluster::routing: Zipf skews the ranks and EPLB replicas even them ou
   CHECK(max_of(balanced.expert_rows) < max_of(skewed.expert_rows));
   spec.placement = Placement::contiguous;
   CHECK_THROWS(place_experts(spec, 256, ep)); // redundant experts need eplb
+}
+
+TEST_CASE("models::balanced_placement: the kept placement is place_experts', whatever was asked between", "[quick]")
+{
+  // A function of the placement, the redundant slots, the experts and ep alone: what balanced routing's other fields
+  // hold does not move it. More keys than it keeps, so that some come back after being let go.
+  struct Ask {
+    Placement placement;
+    int redundant, experts, ep;
+  };
+  const std::vector<Ask> asks{{Placement::contiguous, 0, 256, 8},  {Placement::eplb, 32, 256, 32},
+                              {Placement::eplb, 32, 256, 36},      {Placement::eplb, 0, 256, 16},
+                              {Placement::contiguous, 0, 128, 64}, {Placement::eplb, 64, 256, 64},
+                              {Placement::eplb, 16, 128, 16},      {Placement::eplb, 8, 64, 8},
+                              {Placement::eplb, 32, 256, 144},     {Placement::contiguous, 0, 256, 256}};
+  std::vector<std::shared_ptr<const ExpertPlacement>> first;
+  for (int round = 0; round < 2; ++round)
+    for (std::size_t i = 0; i < asks.size(); ++i) {
+      const Ask& a = asks[i];
+      CAPTURE(round, i);
+      RoutingSpec spec;
+      spec.placement              = a.placement;
+      spec.redundant_experts      = a.redundant;
+      spec.zipf_alpha             = 2.0; // read by Zipf routing only
+      spec.seed                   = 7;
+      const ExpertPlacement whole = place_experts(spec, a.experts, a.ep);
+      const auto kept             = balanced_placement(a.placement, a.redundant, a.experts, a.ep);
+      CHECK(kept->replicas_rank == whole.replicas_rank);
+      CHECK(kept->slots_per_rank == whole.slots_per_rank);
+      if (round == 0)
+        first.push_back(kept);
+      else // a placement handed out stays whole after the keeping let it go
+        CHECK(first[i]->slots_per_rank == whole.slots_per_rank);
+    }
+  CHECK(balanced_placement(Placement::eplb, 32, 256, 32) == balanced_placement(Placement::eplb, 32, 256, 32));
+  CHECK_THROWS_AS(balanced_placement(Placement::contiguous, 32, 256, 32), std::invalid_argument);
 }
