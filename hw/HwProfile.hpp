@@ -60,6 +60,8 @@ struct OpTable {
 struct TableIndex {
   std::size_t count = 0;
   std::map<std::string, std::vector<std::size_t>, std::less<>> positions;
+  /** Per family, the first position of each dims (models::find_table's answer without comparing every table). */
+  std::map<std::string, std::map<std::map<std::string, int>, std::size_t>, std::less<>> first_by_dims;
 };
 
 /** @brief A measured per-shape SM table: one kernel's speed t(full GPU) / t(sms SMs) over tokens at one SM count

@@ -39,13 +39,22 @@ void index_tables(HwProfile& hw)
 {
   auto index   = std::make_shared<TableIndex>();
   index->count = hw.tables.size();
-  for (std::size_t i = 0; i < hw.tables.size(); ++i)
+  for (std::size_t i = 0; i < hw.tables.size(); ++i) {
     index->positions[hw.tables[i].family].push_back(i);
+    index->first_by_dims[hw.tables[i].family].emplace(hw.tables[i].dims, i); // the first one stays
+  }
   hw.table_index = std::move(index);
 }
 
 const OpTable* find_table(const HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims)
 {
+  if (hw.table_index && hw.table_index->count == hw.tables.size()) {
+    const auto of = hw.table_index->first_by_dims.find(family);
+    if (of == hw.table_index->first_by_dims.end())
+      return nullptr;
+    const auto at = of->second.find(dims);
+    return at == of->second.end() ? nullptr : &hw.tables[at->second];
+  }
   const OpTable* found = nullptr;
   for_each_table_of(hw, family, [&](const OpTable& t) {
     if (t.dims == dims)

@@ -146,6 +146,7 @@ TEST_CASE("models::OpTables: the family index finds the table a scan finds, a pr
   added.family       = "gemm_bf16";
   added.dims         = {{"n", 3}, {"k", 5}};
   added.us_by_tokens = table_curve();
+  CHECK(find_table(hw, "gemm_bf16", added.dims) == nullptr); // dims no table of the family has
   hw.tables.push_back(added);
   REQUIRE(find_table(hw, "gemm_bf16", added.dims) != nullptr);
   CHECK(find_table(hw, "gemm_bf16", added.dims)->us_by_tokens.y == added.us_by_tokens.y);
