@@ -1,5 +1,6 @@
 #include "models/AttentionOps.hpp"
 
+#include "models/CostExplain.hpp"
 #include "models/PrefillAttention.hpp"
 
 #include <algorithm>
@@ -28,7 +29,8 @@ bool has_prompt_requests(const StepShape& s) { return s.decode_batch == 0 || s.b
 KernelWork fused_add_rmsnorm(const std::string& name, double tokens, int hidden)
 {
   return launched_at(streaming_kernel(name, tokens, hidden, 2, 2, "rmsnorm"),
-                     std::string(src_layer) + " (" + name + ", fused_add_rms_norm)");
+                     cost_explanations() ? std::string(src_layer) + " (" + name + ", fused_add_rms_norm)"
+                                         : std::string());
 }
 
 /** Router: the gate GEMM (bf16 weights: the FP8 checkpoints leave it unquantized, tokens x experts logits) and one
@@ -60,7 +62,7 @@ KernelWork mla_kv_b_proj(const ModelSpec& m, const ParallelSpec& par, const Step
   return inside(launched_at(gemm_kernel("kv_b_proj", context_tokens,
                                         heads_per_rank(a.num_heads, par.tp) * (a.qk_nope_head_dim + a.v_head_dim),
                                         a.kv_lora_rank, linear_format(m, OpClass::attention)),
-                            std::string(src_mla_impl) + " (prefill: kv_b_proj up-projects the context's latents)"),
+                            source_note(src_mla_impl, " (prefill: kv_b_proj up-projects the context's latents)")),
                 GraphSplit::attention);
 }
 
@@ -129,8 +131,9 @@ KernelWork mla_decode_core(const ModelSpec& m, int h, const StepShape& s)
   core.launches     = 2;
   core.floor_family = "attention";
   core.split        = GraphSplit::attention;
-  core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
-                "the split-KV kernel and its combine kernel)";
+  if (cost_explanations())
+    core.source = "vllm/v1/attention/backends/mla/flashmla.py: FlashMLAImpl._forward_decode (flash_mla_with_kvcache: "
+                  "the split-KV kernel and its combine kernel)";
   return core;
 }
 
@@ -144,11 +147,11 @@ void add_mla_decode(std::vector<KernelWork>& out, const ModelSpec& m, int h, con
   // dequantizes kv_b_proj into W_UK / W_UV once at load: these products run in BF16 whatever the checkpoint.
   out.push_back(
       inside(launched_at(head_bmm_kernel("q_nope_x_w_uk", t, h, a.kv_lora_rank, a.qk_nope_head_dim, DType::bf16),
-                         std::string(src_mla_impl) + " (torch.bmm with W_UK_T)"),
+                         source_note(src_mla_impl, " (torch.bmm with W_UK_T)")),
              GraphSplit::attention));
   out.push_back(mla_decode_core(m, h, s));
   out.push_back(inside(launched_at(head_bmm_kernel("out_x_w_uv", t, h, a.v_head_dim, a.kv_lora_rank, DType::bf16),
-                                   std::string(src_mla_impl) + " (_v_up_proj: torch.bmm with W_UV)"),
+                                   source_note(src_mla_impl, " (_v_up_proj: torch.bmm with W_UV)")),
                        GraphSplit::attention));
 }
 
@@ -247,7 +250,8 @@ KernelWork gqa_attention_core(const ModelSpec& m, const ParallelSpec& par, const
   }
   core.floor_family = "attention";
   core.split        = GraphSplit::attention;
-  core.source       = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
+  if (cost_explanations())
+    core.source = "vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.forward";
   return core;
 }
 
@@ -331,6 +335,7 @@ std::vector<KernelWork> a1_context_kernels(const ModelSpec& m, const ParallelSpe
   if (s.phase == Phase::decode) // its absorbed products read the tokens alone (the key): FlashMLA's call is timed again
     return {mla_decode_core(m, heads_per_rank(m.mla.num_heads, par.tp), s)};
   std::vector<KernelWork> out;
+  out.reserve(4); // a mixed step's: the decode part's three, the prompt part's one
   add_mla_attention(out, m, par, s);
   return out;
 }

@@ -61,7 +61,7 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
   std::vector<KernelWork> out;
   if (!masked)
     out.push_back(launched_at(streaming_kernel("experts_permute", l.rows, m.hidden, 1, 1, ""),
-                              std::string(src) + " (permute rows to expert-contiguous order)"));
+                              source_note(src, " (permute rows to expert-contiguous order)")));
   out.push_back(launched_at(grouped_gemm_kernel("experts_gate_up", l.rows, l.active_experts, l.local_experts,
                                                 2 * l.intermediate, m.hidden, f),
                             src));
@@ -72,7 +72,7 @@ std::vector<KernelWork> routed_mlp_kernels(const ModelSpec& m, const ParallelSpe
       src));
   if (!masked)
     out.push_back(launched_at(streaming_kernel("experts_unpermute_reduce", l.rows, m.hidden, 1, 0, ""),
-                              std::string(src) + " (un-permute and top-k weighted reduce)"));
+                              source_note(src, " (un-permute and top-k weighted reduce)")));
   return out;
 }
 

@@ -346,30 +346,41 @@ KernelWork activation_quant_kernel(const std::string& name, double rows, int wid
 }
 
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
-                const std::string& source)
+                std::string_view source)
 {
   add_linear(out, name, m, n, k, dtype_format(weight_dtype), source);
 }
 
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, const LinearFormat& f,
-                const std::string& source)
+                std::string_view source)
 {
   if (f.quantize_input) {
     KernelWork q = activation_quant_kernel(name + "_input_quant", m, k);
     if (f.quant_out_bytes > 0 && m > 0) // the format's values and scales out instead of vLLM's FP8 ones
       q.bytes = streaming_kernel(q.name, m, k, 1, 0, "").bytes + m * k * f.quant_out_bytes;
-    out.push_back(launched_at(
-        q, f.quant_out_bytes > 0
-               ? fmt::format("the {} activation quantization (before {})", f.name, name)
-               : "vllm/model_executor/layers/quantization/utils/fp8_utils.py: per_token_group_quant_fp8 (before " +
-                     name + ")"));
+    out.push_back(launched_at(q, !cost_explanations() ? std::string()
+                                 : f.quant_out_bytes > 0
+                                     ? fmt::format("the {} activation quantization (before {})", f.name, name)
+                                     : "vllm/model_executor/layers/quantization/utils/fp8_utils.py: "
+                                       "per_token_group_quant_fp8 (before " +
+                                           name + ")"));
   }
   out.push_back(launched_at(gemm_kernel(name, m, n, k, f), source));
 }
 
-KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family)
+std::string source_note(std::string_view base, std::string_view note)
 {
-  w.source = source;
+  if (!cost_explanations())
+    return {};
+  std::string out(base);
+  out += note;
+  return out;
+}
+
+KernelWork launched_at(KernelWork w, std::string_view source, std::string_view floor_family)
+{
+  if (cost_explanations())
+    w.source = source;
   if (!floor_family.empty())
     w.floor_family = floor_family;
   return w;

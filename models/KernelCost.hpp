@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dbosim::models {
@@ -105,13 +106,17 @@ KernelWork activation_quant_kernel(const std::string& name, double rows, int wid
 /** @brief A linear layer as a serving engine launches it: the activation quantization (8-bit weights) then the GEMM,
  *  each tagged with `source` (where vLLM launches it). */
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, DType weight_dtype,
-                const std::string& source);
+                std::string_view source);
 /** @brief The same linear layer in `f`'s format (its input quantization writes f.quant_out_bytes per element). */
 void add_linear(std::vector<KernelWork>& out, const std::string& name, double m, int n, int k, const LinearFormat& f,
-                const std::string& source);
+                std::string_view source);
 
-/** @brief `w` tagged with the place a serving engine launches it (vLLM file: function) and its floor family. */
-KernelWork launched_at(KernelWork w, const std::string& source, const std::string& floor_family = "");
+/** @brief `w` tagged with the place a serving engine launches it (vLLM file: function) and its floor family. The
+ *  source is kept only where cost explanations are on (models/CostExplain): nothing else reads it. */
+KernelWork launched_at(KernelWork w, std::string_view source, std::string_view floor_family = {});
+/** @brief `base` followed by `note` where cost explanations are on, else "": a kernel's source built only where it is
+ *  read. */
+std::string source_note(std::string_view base, std::string_view note);
 /** @brief `w` tagged as running inside vLLM custom op `split` (GraphSplit). */
 KernelWork inside(KernelWork w, GraphSplit split);
 

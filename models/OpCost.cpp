@@ -300,9 +300,28 @@ OpCost attention_a1_cost(const ModelSpec& model, const HwProfile& hw, const Para
   return sum_kernels(hw, OpKind::A1, "attention", a1_kernels(model, hw, par, shape, moe_layer, comm));
 }
 
+TimedKernels time_kernels(const HwProfile& hw, std::vector<KernelWork> kernels)
+{
+  TimedKernels out;
+  out.sums.reserve(kernels.size());
+  for (const KernelWork& k : kernels) {
+    const KernelTime t = kernel_time(hw, k);
+    out.sums.push_back({t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
+  }
+  out.kernels = std::move(kernels);
+  return out;
+}
+
 OpCost ContextOpMemo::cost(const HwProfile& hw, OpKind kind, const std::string& sm_family,
                            const std::pair<StepShape, bool>& key, const std::vector<KernelWork>& context,
                            const std::function<std::vector<KernelWork>()>& kernels)
+{
+  return cost_timed(hw, kind, sm_family, key, time_kernels(hw, context), kernels);
+}
+
+OpCost ContextOpMemo::cost_timed(const HwProfile& hw, OpKind kind, const std::string& sm_family,
+                                 const std::pair<StepShape, bool>& key, const TimedKernels& context,
+                                 const std::function<std::vector<KernelWork>()>& kernels)
 {
   auto at = entries_.find(key);
   if (at == entries_.end()) {
@@ -312,7 +331,7 @@ OpCost ContextOpMemo::cost(const HwProfile& hw, OpKind kind, const std::string& 
       const KernelTime t = kernel_time(hw, k);
       e.kernels.push_back({t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
     }
-    for (const KernelWork& c : context) {
+    for (const KernelWork& c : context.kernels) {
       const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
       const auto first = std::find_if(all.begin(), all.end(), named);
       if (first == all.end() || std::count_if(all.begin(), all.end(), named) != 1)
@@ -327,36 +346,44 @@ OpCost ContextOpMemo::cost(const HwProfile& hw, OpKind kind, const std::string& 
     at = entries_.emplace(key, std::move(e)).first;
   }
   const Entry& e = at->second;
-  if (e.context.size() != context.size())
-    throw InternalError(
-        fmt::format("{}: {} context kernels where its key had {}", op_name(kind), context.size(), e.context.size()));
+  if (e.context.size() != context.sums.size())
+    throw InternalError(fmt::format("{}: {} context kernels where its key had {}", op_name(kind), context.sums.size(),
+                                    e.context.size()));
   OpCost c       = e.launches;
   double longest = -1;
   for (std::size_t i = 0; i < e.kernels.size(); ++i) {
     const auto here = std::find(e.context.begin(), e.context.end(), i);
-    if (here == e.context.end()) {
-      add_kernel_sums(c, longest, e.kernels[i]);
-      continue;
-    }
-    const KernelWork& k = context[static_cast<std::size_t>(here - e.context.begin())];
-    const KernelTime t  = kernel_time(hw, k);
-    add_kernel_sums(c, longest, {t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
+    add_kernel_sums(c, longest,
+                    here == e.context.end() ? e.kernels[i]
+                                            : context.sums[static_cast<std::size_t>(here - e.context.begin())]);
   }
   return c;
 }
 
+const TimedKernels& AttentionMemo::context_at(LastContext& last, const HwProfile& hw, const StepShape& shape,
+                                              const std::function<std::vector<KernelWork>()>& context)
+{
+  if (!last.set || !(last.shape == shape)) {
+    last.context = time_kernels(hw, context());
+    last.shape   = shape;
+    last.set     = true;
+  }
+  return last.context;
+}
+
 OpCost AttentionMemo::a0(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape)
 {
-  return a0_.cost(hw, OpKind::A0, "gemm", {attention_a0_shared_key(shape), false},
-                  a0_context_kernels(model, par, shape), [&] { return attention_a0_kernels(model, par, shape); });
+  return a0_.cost_timed(hw, OpKind::A0, "gemm", {attention_a0_shared_key(shape), false},
+                        context_at(a0_last_, hw, shape, [&] { return a0_context_kernels(model, par, shape); }),
+                        [&] { return attention_a0_kernels(model, par, shape); });
 }
 
 OpCost AttentionMemo::a1(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                          bool moe_layer, const CommSetup& comm)
 {
-  return a1_.cost(hw, OpKind::A1, "attention", {attention_a1_shared_key(shape), moe_layer},
-                  a1_context_kernels(model, par, shape),
-                  [&] { return a1_kernels(model, hw, par, shape, moe_layer, comm); });
+  return a1_.cost_timed(hw, OpKind::A1, "attention", {attention_a1_shared_key(shape), moe_layer},
+                        context_at(a1_last_, hw, shape, [&] { return a1_context_kernels(model, par, shape); }),
+                        [&] { return a1_kernels(model, hw, par, shape, moe_layer, comm); });
 }
 
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,

@@ -25,6 +25,15 @@ struct KernelSums {
   Bound bound         = Bound::memory;
 };
 
+/** @brief Kernels with their figures at one shape (kernel_time's, as their op sums them). */
+struct TimedKernels {
+  std::vector<KernelWork> kernels;
+  std::vector<KernelSums> sums; ///< one per kernel, in order
+};
+
+/** @brief `kernels` timed on `hw`. */
+TimedKernels time_kernels(const HwProfile& hw, std::vector<KernelWork> kernels);
+
 /** @brief A compute op's cost kept by a key of what its kernels read, but for its context kernels (those that read
  *  the KV cache or a prompt's context, which a key of every step's shape would make distinct at nearly every step):
  *  these are timed at each call, every other kernel's time is kept from the key's first costing, and each sum is taken
@@ -39,6 +48,10 @@ public:
    *  @throws InternalError when a context kernel is not named once in the list or a key's context kernels change. */
   OpCost cost(const HwProfile& hw, OpKind kind, const std::string& sm_family, const std::pair<StepShape, bool>& key,
               const std::vector<KernelWork>& context, const std::function<std::vector<KernelWork>()>& kernels);
+  /** @brief The same with the context kernels already timed (time_kernels). */
+  OpCost cost_timed(const HwProfile& hw, OpKind kind, const std::string& sm_family,
+                    const std::pair<StepShape, bool>& key, const TimedKernels& context,
+                    const std::function<std::vector<KernelWork>()>& kernels);
 
   /** @brief Keys costed so far. */
   std::size_t size() const { return entries_.size(); }
@@ -65,7 +78,17 @@ public:
   std::pair<std::size_t, std::size_t> keys() const { return {a0_.size(), a1_.size()}; }
 
 private:
+  /** The context kernels of the shape last asked, timed: a plan asks each micro-batch shape's ops for its dense and
+   *  then its MoE layers, whose context kernels are the same. */
+  struct LastContext {
+    bool set = false;
+    StepShape shape;
+    TimedKernels context;
+  };
+  const TimedKernels& context_at(LastContext& last, const HwProfile& hw, const StepShape& shape,
+                                 const std::function<std::vector<KernelWork>()>& context);
   ContextOpMemo a0_, a1_;
+  LastContext a0_last_, a1_last_;
 };
 
 } // namespace dbosim::models

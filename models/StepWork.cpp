@@ -17,13 +17,13 @@ std::vector<KernelWork> step_work_kernels(const ModelSpec& m, const ParallelSpec
   std::vector<KernelWork> out;
   // Embedding lookup: reads one row of the table and writes it, per token.
   out.push_back(launched_at(streaming_kernel("embed_tokens", t, m.hidden, 1, 1, ""),
-                            std::string(src_model) + " (embed_tokens)", "gather"));
+                            source_note(src_model, " (embed_tokens)"), "gather"));
   out.push_back(launched_at(streaming_kernel("final_norm", t, m.hidden, 2, 1, "rmsnorm"),
-                            std::string(src_model) + " (norm, fused residual add)"));
+                            source_note(src_model, " (norm, fused residual add)")));
   // The LM head is an unquantized BF16 linear in every zoo checkpoint (FP8 and NVFP4 checkpoints leave it out) unless
   // precision.lm_head sets a format.
   out.push_back(launched_at(gemm_kernel("lm_head", sampling, vocab, m.hidden, linear_format(m, OpClass::lm_head)),
-                            std::string(src_logits) + " (lm_head)"));
+                            source_note(src_logits, " (lm_head)")));
   // The sampler reads each sampled position's logits (fp32) at least once: greedy argmax or top-k/top-p.
   KernelWork sample = streaming_kernel("sampler", sampling, vocab, 2, 0, "");
   out.push_back(launched_at(sample, src_sampler, "sampling"));
