@@ -49,6 +49,8 @@ public:
   EngineOracle(const EngineOracle&)            = delete;
   EngineOracle& operator=(const EngineOracle&) = delete;
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
+  /** @brief Only SimGrid children with more than one job run shapes in parallel; the replay runs in this process. */
+  bool batches_in_parallel() const override { return engine_ != sim::EngineKind::replay && jobs_ > 1; }
   /** @brief From the step's plan, in this process (no SimGrid). */
   RankWork rank_work(const StepKey& key) override;
   /** @brief Shapes simulated so far (in child processes or replayed here). */

@@ -427,9 +427,12 @@ ServingResult run_serving(const ServingParams& p, std::vector<Request> requests,
                      "the hardware profile has no NIC bandwidth to move the KV cache with",
                      "a profile with nic_bandwidth");
   ServingResult res;
-  int pass = 0;
+  // Guessing passes only pay where the misses they collect are simulated in parallel: otherwise one pass simulates
+  // each miss where it occurs, the last pass's run (every step timed from a simulated shape) without the ones before.
+  const int guess_passes = oracle.batches_in_parallel() ? p.max_guess_passes : 0;
+  int pass               = 0;
   for (;; ++pass) {
-    const MissPolicy policy = pass < p.max_guess_passes ? MissPolicy::guess : MissPolicy::simulate;
+    const MissPolicy policy = pass < guess_passes ? MissPolicy::guess : MissPolicy::simulate;
     Pass run(p, requests, max_concurrency, oracle, cache, policy);
     run.pass_number = pass + 1;
     res             = run.run();

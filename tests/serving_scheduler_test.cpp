@@ -202,6 +202,31 @@ TEST_CASE("serving::StepCache: a long run simulates few distinct shapes, all of 
     CHECK(s.step_us == o.time_us(s.bucketed));
 }
 
+TEST_CASE("serving::ServingSim: an oracle that does not batch in parallel gets one pass with the guessing passes' "
+          "last result",
+          "[quick]")
+{
+  RequestWorkload w;
+  w.num_prompts        = 300;
+  w.max_concurrency    = 48;
+  w.random_input_len   = 600;
+  w.random_output_len  = 120;
+  w.random_range_ratio = 0.5;
+  ClosedFormOracle batched, one_by_one;
+  one_by_one.parallel = false;
+  StepCache batched_cache, one_cache;
+  const ServingResult a = run_serving(small_params(4), make_requests(w, 5), 48, batched, batched_cache);
+  const ServingResult b = run_serving(small_params(4), make_requests(w, 5), 48, one_by_one, one_cache);
+  CHECK(a.passes >= 2); // the guessing pass met shapes it had not simulated
+  CHECK(b.passes == 1);
+  CHECK(steps_csv(a) == steps_csv(b));
+  CHECK(requests_csv(a) == requests_csv(b));
+  CHECK(one_by_one.calls == static_cast<long>(one_cache.size())); // each shape once, where the run met it
+  CHECK(one_cache.size() <= batched_cache.size());
+  for (const auto& [key, t] : one_cache.entries())
+    CHECK(batched_cache.entries().at(key).step_us == t.step_us);
+}
+
 TEST_CASE("serving::Buckets: vLLM graph sizes up to 512, geometric grids above and for context", "[quick]")
 {
   Buckets b;

@@ -6,11 +6,15 @@
 
 namespace dbosim::test {
 
-/** step_us = base + per_token × tokens + per_kv × batch × context (prefill: per_token × 4); counts its calls. */
+/** step_us = base + per_token × tokens + per_kv × batch × context (prefill: per_token × 4); counts its calls.
+ *  `parallel`: what batches_in_parallel() answers (a serving run then guesses its misses and simulates them in
+ *  batches). */
 class ClosedFormOracle : public serving::StepTimeOracle {
 public:
   double base_us = 1000, per_token_us = 10, per_kv_us = 0.01;
-  long calls = 0;
+  long calls    = 0;
+  bool parallel = true;
+  bool batches_in_parallel() const override { return parallel; }
   double time_us(const serving::StepKey& k) const
   {
     const double tok = k.phase == models::Phase::prefill ? 4 * per_token_us : per_token_us;
