@@ -631,6 +631,7 @@ void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::N
   std::optional<serving::PointDiskCache> cache;
   if (!pts.cache_dir.empty())
     cache.emplace(pts.cache_dir);
+  const FixedInputs fixed; // the profiles, models and network facts the points name: read once, not at every point
   for (std::size_t i = 0; i < count; ++i) {
     pts.dirs.push_back(fmt::format("{}/points/{:04d}", opt.out_dir, i));
     const std::string yaml = point_yaml(root, axes, pts.indices[i], scenario_dir);

@@ -117,7 +117,9 @@ PlanSpec load_plan(const std::string& path, const std::string& scratch_dir)
   spec.base.remove("sweep");
   absolutize_paths(spec.base, std::filesystem::path(path).parent_path().string());
 
-  // Every point must be a valid scenario: check them all before running any.
+  // Every point must be a valid scenario: check them all before running any, from one snapshot of the profiles, models
+  // and network facts they name (read once, not at every point).
+  const FixedInputs fixed;
   const std::string point_file = (std::filesystem::path(scratch_dir) / "plan_point.yaml").string();
   for (const PlanPoint& p : enumerate_points(spec)) {
     write_file_atomic(point_file, point_yaml(spec, p));
