@@ -6,22 +6,6 @@
 
 namespace dbosim::serving {
 
-ItlSplit& ItlSplit::operator+=(const ItlSplit& o)
-{
-  layers_s += o.layers_s;
-  step_work_s += o.step_work_s;
-  attention_spin_s += o.attention_spin_s;
-  expert_spin_s += o.expert_spin_s;
-  draft_s += o.draft_s;
-  return *this;
-}
-
-ItlSplit ItlSplit::operator-(const ItlSplit& o) const
-{
-  return {layers_s - o.layers_s, step_work_s - o.step_work_s, attention_spin_s - o.attention_spin_s,
-          expert_spin_s - o.expert_spin_s, draft_s - o.draft_s};
-}
-
 bool RankScheduler::allocate(LiveRequest* r, int num_new)
 {
   const long need = blocks_for(long(r->computed) + num_new) - r->shared_blocks - r->blocks;
@@ -45,6 +29,20 @@ void RankScheduler::release(LiveRequest* r)
 RankStep RankScheduler::schedule()
 {
   RankStep step;
+  schedule(step);
+  return step;
+}
+
+void RankScheduler::schedule(RankStep& step)
+{
+  // A fresh step that keeps the lists' capacity.
+  std::vector<LiveRequest*> scheduled = std::move(step.scheduled);
+  std::vector<int> num_new            = std::move(step.num_new);
+  scheduled.clear();
+  num_new.clear();
+  step           = RankStep{};
+  step.scheduled = std::move(scheduled);
+  step.num_new   = std::move(num_new);
   step.scheduled.reserve(running_.size() + 1);
   step.num_new.reserve(running_.size() + 1);
   int budget         = cfg_.max_num_batched_tokens;
@@ -120,7 +118,6 @@ RankStep RankScheduler::schedule()
     running_.push_back(r);
     take(r, n);
   }
-  return step;
 }
 
 std::vector<LiveRequest*> RankScheduler::complete(const RankStep& step, double end_s, StepTick tick,

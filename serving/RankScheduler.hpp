@@ -29,8 +29,20 @@ struct ItlSplit {
   double expert_spin_s    = 0;
   double draft_s          = 0;
   double total_s() const { return layers_s + step_work_s + attention_spin_s + expert_spin_s + draft_s; }
-  ItlSplit& operator+=(const ItlSplit& o);
-  ItlSplit operator-(const ItlSplit& o) const;
+  ItlSplit& operator+=(const ItlSplit& o)
+  {
+    layers_s += o.layers_s;
+    step_work_s += o.step_work_s;
+    attention_spin_s += o.attention_spin_s;
+    expert_spin_s += o.expert_spin_s;
+    draft_s += o.draft_s;
+    return *this;
+  }
+  ItlSplit operator-(const ItlSplit& o) const
+  {
+    return {layers_s - o.layers_s, step_work_s - o.step_work_s, attention_spin_s - o.attention_spin_s,
+            expert_spin_s - o.expert_spin_s, draft_s - o.draft_s};
+  }
 };
 
 /** @brief A request inside the engine. num_tokens = prompt + tokens generated so far (vLLM's num_tokens). */
@@ -88,6 +100,8 @@ public:
   /** @brief vLLM V1's schedule(): running requests first (preempting from the back when blocks run out), then
    *  waiting ones while the budget, max_num_seqs and the KV cache allow (none after a preemption). */
   RankStep schedule();
+  /** @brief The same into `step`, whose lists keep their capacity from step to step. */
+  void schedule(RankStep& step);
   /** @brief After the step, which ended at `end_s`, step `tick` of its deployment: advance computed tokens; a
    *  request that has caught up samples a token. Returns the requests that finished (their blocks are freed); with
    *  `hand_over_after_first_token` (a prefill-only deployment) also those that just produced their first token, which

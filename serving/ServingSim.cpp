@@ -53,8 +53,9 @@ struct Group {
   int rr            = 0;
   bool prefill_only = false;
   std::multimap<std::pair<double, int>, LiveRequest*> inbox; ///< (ready time, id) -> request handed over
-  std::vector<ItlSplit> cum; ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
-  std::vector<double> end_s; ///< the clock at the end of each step so far (the token times)
+  std::vector<ItlSplit> cum;   ///< per rank: its time so far by cause (ItlSplit), for the requests' gaps
+  std::vector<double> end_s;   ///< the clock at the end of each step so far (the token times)
+  std::vector<RankStep> steps; ///< each rank's step, kept from step to step for the lists' capacity
 };
 
 /** The StepKey of one rank's scheduled batch at the step's phase and padded tokens. */
@@ -108,6 +109,7 @@ private:
   int in_flight_           = 0;
   std::size_t done_        = 0;
   double cap_free_since_s_ = 0;
+  std::vector<char> had_token_; ///< complete_step's per-request flags, kept for their capacity
 };
 
 StepTime Pass::step_time(const StepKey& bucketed)
@@ -270,7 +272,8 @@ void Pass::add_itl_split(Group& g, const std::vector<RankStep>& steps, const std
 void Pass::complete_step(Group& g, std::vector<RankStep>& steps, const StepTick& tick)
 {
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
-    std::vector<char> had_token(steps[r].scheduled.size());
+    std::vector<char>& had_token = had_token_;
+    had_token.resize(steps[r].scheduled.size());
     for (std::size_t k = 0; k < steps[r].scheduled.size(); ++k)
       had_token[k] = steps[r].scheduled[k]->first_token_s >= 0;
     const std::vector<LiveRequest*> finished = g.ranks[r].complete(steps[r], g.now_s, tick, g.prefill_only);
@@ -297,14 +300,15 @@ void Pass::complete_step(Group& g, std::vector<RankStep>& steps, const StepTick&
 /** One lockstep step of the group at its clock; false when it had nothing to run. */
 bool Pass::step(Group& g, std::size_t index, ServingResult& res)
 {
-  std::vector<RankStep> steps;
+  std::vector<RankStep>& steps = g.steps;
+  steps.resize(g.ranks.size());
   int max_rank = 0;
   bool any = false, all_decode = true;
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
-    steps.push_back(g.ranks[r].schedule());
-    any        = any || !steps.back().scheduled.empty();
-    all_decode = all_decode && steps.back().all_decode;
-    if (steps.back().tokens > steps[static_cast<std::size_t>(max_rank)].tokens)
+    g.ranks[r].schedule(steps[r]);
+    any        = any || !steps[r].scheduled.empty();
+    all_decode = all_decode && steps[r].all_decode;
+    if (steps[r].tokens > steps[static_cast<std::size_t>(max_rank)].tokens)
       max_rank = static_cast<int>(r);
   }
   if (!any)
