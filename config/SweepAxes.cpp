@@ -185,6 +185,18 @@ void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyO
 void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value, const KeyOrigin& at)
 {
   const std::vector<std::string> parts = checked_parts(node, key, at);
+  if (value.IsNull()) { // `~`: the key left out (a section's option that has no meaning at the point's other values)
+    YAML::Node cur = node;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      const YAML::Node next = static_cast<const YAML::Node&>(cur)[parts[i]];
+      if (!next.IsDefined() || !next.IsMap())
+        return; // nothing there to leave out
+      cur.reset(next);
+    }
+    if (cur.IsMap())
+      cur.remove(parts.back());
+    return;
+  }
   if (parts.size() == 1) {
     node[key] = YAML::Clone(value);
     return;

@@ -43,7 +43,9 @@ std::vector<std::vector<std::size_t>> sweep_point_indices(const std::vector<Swee
 void check_dotted_key(const YAML::Node& node, const std::string& key, const KeyOrigin& at);
 
 /** @brief Sets the dotted `key` of `node` to a copy of `value`, descending only into mappings (missing or empty
- *  sections are created). @throws InputError as check_dotted_key. */
+ *  sections are created); a null `value` (`~`) leaves the key out instead (a joint axis whose other key makes this one
+ *  meaningless: `[[none, ~], [deepseek_mtp, 0.8]]` for a method and its acceptance rate). @throws InputError as
+ *  check_dotted_key. */
 void set_sweep_key(YAML::Node& node, const std::string& key, const YAML::Node& value, const KeyOrigin& at);
 
 /** @brief Makes model:, hardware:, workload.trace, cluster.network and cluster.routing_histogram paths of `node`

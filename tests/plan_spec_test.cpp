@@ -88,6 +88,29 @@ TEST_CASE("plan: points are the cartesian product, first axis slowest", "[quick]
   CHECK(shard.find("parallel.ep,parallel.dp,cluster.nodes,overlap.enable_dbo,hardware") != std::string::npos);
 }
 
+TEST_CASE("plan: a ~ in a joint axis leaves its key out of the point (MTP off and on)", "[quick][plan]")
+{
+  TempDir dir;
+  const std::string yaml =
+      replace(kPlan, "  overlap.enable_dbo: [false, true]\n",
+              "  \"speculative_config.method,speculative_config.acceptance_rate\": [[none, ~], [deepseek_mtp, 0.8]]\n");
+  const PlanSpec spec = load_plan(dir.write("plan.yaml", yaml), dir.path()); // every point a valid scenario
+  const auto points   = enumerate_points(spec);
+  REQUIRE(points.size() == 8);
+  const std::string off = point_yaml(spec, points[0]);
+  const std::string on  = point_yaml(spec, points[2]);
+  CHECK(off.find("method: none") != std::string::npos);
+  CHECK(off.find("acceptance_rate") == std::string::npos);
+  CHECK(on.find("acceptance_rate: 0.8") != std::string::npos);
+  CHECK_FALSE(dbosim::load_scenario(dir.write("off.yaml", off)).speculative.enabled());
+  CHECK(dbosim::load_scenario(dir.write("on.yaml", on)).speculative.enabled());
+  // A key that a base sets is left out too; one whose section is absent is nothing to leave out.
+  const std::string with_base =
+      replace(yaml, "overlap: {", "speculative_config: {method: deepseek_mtp, acceptance_rate: 0.5}\noverlap: {");
+  const PlanSpec based = load_plan(dir.write("based.yaml", with_base), dir.path());
+  CHECK(point_yaml(based, enumerate_points(based)[0]).find("acceptance_rate") == std::string::npos);
+}
+
 TEST_CASE("plan: blanking the plan section keeps every line", "[quick][plan]")
 {
   const std::string b = blank_section(kPlan, "plan");
