@@ -4,6 +4,7 @@
 #include "sim/output/Metrics.hpp"
 #include "sim/output/TimelineCheck.hpp"
 #include "sim/plan/SyntheticPlan.hpp"
+#include "sim/schedules/OpGraph.hpp"
 #include "sim/schedules/ScheduleRegistry.hpp"
 
 #include <catch2/catch.hpp>
@@ -108,4 +109,46 @@ TEST_CASE("sim::invariants: sglang_tbo prefill", "[quick]")
   StepPlan p = plan_for(ScheduleId::sglang_tbo, 2);
   p.prefill  = true;
   check_invariants(p);
+}
+
+TEST_CASE("sim::build_schedule: a schedule kept by its shape is what the builder makes of the new plan's numbers",
+          "[quick]")
+{
+  for (const ScheduleEntry& e : schedule_registry())
+    for (const bool wait_tail : {false, true}) {
+      CAPTURE(e.name, wait_tail);
+      StepPlan first                      = plan_for(e.id, e.num_ubatches);
+      first.collectives_wait_compute_tail = wait_tail && e.id == ScheduleId::dbo;
+      build_schedule(first); // kept
+      LayerDurations d;      // other numbers, the same ops
+      d.a0_us = 3, d.a1_us = 5, d.d_us = 7, d.mlp_us = 11, d.s_us = 13, d.c_us = 17, d.dense_mlp_us = 19;
+      d.kernels_per_op                     = 2;
+      StepPlan second                      = synthetic_plan(e.id, 6, 2, e.num_ubatches, d);
+      second.collectives_wait_compute_tail = first.collectives_wait_compute_tail;
+      second.step_work_us                  = 77;
+      second.ubatches.back().real_tokens   = 0; // a dummy micro-batch: its ops' flag is a number too
+      const Schedule kept                  = build_schedule(second);
+      const Schedule fresh                 = e.build(second);
+      CHECK(kept.name == fresh.name);
+      CHECK(kept.step_work_us == fresh.step_work_us);
+      CHECK(kept.issue_order == fresh.issue_order);
+      CHECK(kept.stream_order == fresh.stream_order);
+      REQUIRE(kept.ops.size() == fresh.ops.size());
+      for (std::size_t i = 0; i < kept.ops.size(); ++i) {
+        const Op &a = kept.ops[i], &b = fresh.ops[i];
+        CHECK((a.kind == b.kind && a.layer == b.layer && a.ubatch == b.ubatch && a.stream == b.stream &&
+               a.host_thread == b.host_thread && a.issue_index == b.issue_index && a.duration_us == b.duration_us &&
+               a.partitioned_duration_us == b.partitioned_duration_us && a.kernels == b.kernels &&
+               a.eager_kernels == b.eager_kernels && a.graph_launches == b.graph_launches &&
+               a.flight_us == b.flight_us && a.dummy == b.dummy));
+      }
+      CHECK(boost::num_edges(kept.graph->dag) == boost::num_edges(fresh.graph->dag));
+      // Another shape (no shared expert) is built for itself, not served from the kept one.
+      d.s_us                   = -1;
+      const StepPlan no_shared = synthetic_plan(e.id, 6, 2, e.num_ubatches, d);
+      const Schedule without_s = build_schedule(no_shared);
+      const Schedule fresh_nos = e.build(no_shared);
+      CHECK(without_s.ops.size() == fresh_nos.ops.size());
+      CHECK(without_s.issue_order == fresh_nos.issue_order);
+    }
 }

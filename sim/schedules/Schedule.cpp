@@ -10,6 +10,34 @@ namespace dbosim::sim {
 
 Schedule::Schedule() : graph(std::make_shared<const OpGraph>()) {}
 
+namespace {
+/** An op's numbers from its spec in the plan (the rest of the op is where and when it is issued). */
+void set_numbers(Op& op, const OpSpec& spec, bool dummy)
+{
+  op.duration_us             = spec.duration_us;
+  op.partitioned_duration_us = spec.partitioned_duration_us;
+  op.kernels                 = spec.kernels;
+  op.eager_kernels           = spec.eager_kernels;
+  op.graph_launches          = spec.graph_launches;
+  op.flight_us               = spec.flight_us;
+  op.dummy                   = dummy;
+}
+} // namespace
+
+void set_op_numbers(Schedule& sched, const StepPlan& plan)
+{
+  sched.step_work_us = plan.step_work_us;
+  for (Op& op : sched.ops) {
+    const OpSpec* spec = op.ubatch < plan.num_ubatches() && op.layer < plan.num_layers
+                             ? plan.ubatches[op.ubatch].find(plan.moe_layer(op.layer), op.kind)
+                             : nullptr;
+    if (spec == nullptr)
+      throw InternalError(fmt::format("schedule {}: the plan has no {} in layer {} ubatch {}", sched.name,
+                                      op_kind_name(op.kind), op.layer, op.ubatch));
+    set_numbers(op, *spec, plan.ubatches[op.ubatch].real_tokens == 0);
+  }
+}
+
 ScheduleBuilder::ScheduleBuilder(const StepPlan& plan, std::string name)
     : plan_(plan), graph_(std::make_shared<OpGraph>())
 {
@@ -87,20 +115,14 @@ void ScheduleBuilder::issue_on_thread(OpKind k, int layer, int ub, StreamId s, i
     throw InternalError(
         fmt::format("schedule {}: {} of layer {} ubatch {} issued twice", sched_.name, op_kind_name(k), layer, ub));
   Op op;
-  op.kind                    = k;
-  op.layer                   = layer;
-  op.ubatch                  = ub;
-  op.stream                  = s;
-  op.host_thread             = host_thread;
-  op.issue_index             = static_cast<int>(sched_.issue_order.size());
-  op.duration_us             = spec->duration_us;
-  op.partitioned_duration_us = spec->partitioned_duration_us;
-  op.kernels                 = spec->kernels;
-  op.eager_kernels           = spec->eager_kernels;
-  op.graph_launches          = spec->graph_launches;
-  op.flight_us               = spec->flight_us;
-  op.dummy                   = plan_.ubatches[ub].real_tokens == 0;
-  const OpVertex v           = boost::add_vertex(graph_->dag);
+  op.kind        = k;
+  op.layer       = layer;
+  op.ubatch      = ub;
+  op.stream      = s;
+  op.host_thread = host_thread;
+  op.issue_index = static_cast<int>(sched_.issue_order.size());
+  set_numbers(op, *spec, plan_.ubatches[ub].real_tokens == 0);
+  const OpVertex v = boost::add_vertex(graph_->dag);
   sched_.ops.push_back(std::move(op));
 
   switch (k) {

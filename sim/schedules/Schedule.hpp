@@ -42,6 +42,12 @@ struct Schedule {
   std::size_t num_ops() const { return ops.size(); }
 };
 
+/** @brief Sets each op's numbers (duration, partitioned duration, kernels, graph launches, flight, dummy) and the
+ *  step's work from `plan`, as the builder sets them: a schedule built for another plan of the same structure (the
+ *  same ops in each micro-batch's layers; build_schedule keeps schedules by it) becomes this plan's.
+ *  @throws InternalError when the plan lacks an op of the schedule. */
+void set_op_numbers(Schedule& sched, const StepPlan& plan);
+
 /** @brief Appends ops to a Schedule in issue order and derives their data dependencies:
  *  A0(L) <- C(L-1), S(L-1) (MoE) or MLP(L-1) (dense); A1 <- A0; D <- A1; MLP <- D (MoE) or A1 (dense);
  *  S <- A1; C <- MLP. With recv hooks (the plan lists D_recv/C_recv): D_recv <- D, C_recv <- C, and their
