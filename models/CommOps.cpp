@@ -2,6 +2,7 @@
 
 #include "models/All2AllModel.hpp"
 #include "models/BalancedRouting.hpp"
+#include "models/CostExplain.hpp"
 #include "models/Precision.hpp"
 
 #include <fmt/format.h>
@@ -105,15 +106,17 @@ OpCost all_to_all_cost(OpKind kind, const ModelSpec& m, const HwProfile& hw, con
   c.bound       = Bound::network;
   c.kernels     = launches(kind, par.backend).count;
   c.launch_split.assign(c.kernels, GraphSplit::moe); // DeepEP's prepare / finalize run inside FusedMoE's custom op
-  c.method = fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
-             fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
-                         "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
-                         op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
-                         w.nvlink_bytes, w.rdma_bytes, bottleneck_name(w.bottleneck), c.duration_us) +
-             (comm.routing.hot_rank_load != 1.0
-                  ? fmt::format("; the busiest rank receives {:.3f}x the mean copies (post-EPLB residual)",
-                                comm.routing.hot_rank_load)
-                  : std::string());
+  if (cost_explanations())
+    c.method =
+        fmt::format("kernels: {}; ", kernels_launched(kind, par.backend)) +
+        fmt::format("{} {} (models/All2AllModel, network facts '{}'): {} tokens/rank, balanced routing over ep={} "
+                    "({} GPUs per node); slowest rank: NVLink {:.4g} B, RDMA {:.4g} B, bound by {} = {:.3f} us",
+                    op_name(kind), backend_name(par.backend), comm.net->name, s.tokens, par.ep, comm.gpus_per_node,
+                    w.nvlink_bytes, w.rdma_bytes, bottleneck_name(w.bottleneck), c.duration_us) +
+        (comm.routing.hot_rank_load != 1.0
+             ? fmt::format("; the busiest rank receives {:.3f}x the mean copies (post-EPLB residual)",
+                           comm.routing.hot_rank_load)
+             : std::string());
   return c;
 }
 
