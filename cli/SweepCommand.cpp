@@ -617,7 +617,8 @@ struct SweepPoints {
 };
 
 /** Writes each point's scenario.yaml (unless --resume finds it finished, or the point cache of the --step-cache
- *  folder holds its result: then its files come from there) and checks it against the parameter table. */
+ *  folder holds its result: then its files come from there) and checks it against the parameter table. `root`: the
+ *  scenario file without its sweep: section. */
 void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::Node& root,
                   const std::vector<SweepAxis>& axes, const fs::path& scenario_dir, SweepPoints& pts)
 {
@@ -893,18 +894,15 @@ void check_table_only(const SweepOptions& opt, const Scenario& base, const std::
 
 /** `dbosim sweep --table-only`: every point loaded from memory and priced in -j workers, sweep.csv and the printed
  *  table only (no points/ folder is written or removed). A point that does not load is exit 2 at its sweep line, as
- *  without the option, and no sweep.csv is written. */
+ *  without the option, and no sweep.csv is written. `root`: the scenario file without its sweep: section. */
 int sweep_table_only(const SweepOptions& opt, const Scenario& base, const YAML::Node& root,
                      const std::vector<SweepAxis>& axes, const std::vector<std::vector<std::size_t>>& indices, int jobs)
 {
   check_table_only(opt, base, axes);
   fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   const std::size_t count = indices.size();
-  // the file without its sweep: once here, not at every point (point_node removes it from each point's copy)
-  YAML::Node sweepless = YAML::Clone(root);
-  sweepless.remove("sweep");
   const PointSource src{
-      sweepless, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
+      root, axes, indices, fs::path(opt.scenario).parent_path(), opt.out_dir, sim::engine_from_option(opt.engine)};
   std::vector<PointFigures> figs(count);
   std::vector<std::size_t> todo(count);
   for (std::size_t i = 0; i < count; ++i)
@@ -941,19 +939,23 @@ int sweep_command(const SweepOptions& opt)
   const YAML::Node root = load_yaml_file(opt.scenario);
   YamlMap top(root, opt.scenario, "");
   const std::vector<SweepAxis> axes = parse_sweep_axes(top, "sweep");
-  const fs::path scenario_dir       = fs::path(opt.scenario).parent_path();
+  // The file without its sweep: once here, not at every point (a point's copy of the file would otherwise hold the
+  // whole sweep, which for a sharded plan is one axis of every point: quadratic in the points).
+  YAML::Node sweepless = YAML::Clone(root);
+  sweepless.remove("sweep");
+  const fs::path scenario_dir = fs::path(opt.scenario).parent_path();
   SweepPoints pts;
   pts.indices      = sweep_point_indices(axes);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
   if (opt.table_only)
-    return sweep_table_only(opt, base, root, axes, pts.indices, jobs);
+    return sweep_table_only(opt, base, sweepless, axes, pts.indices, jobs);
   const std::string exe = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;
 
   remove_stale_points(opt.out_dir + "/points", pts.indices.size());
   fs::remove(opt.out_dir + "/sweep.csv"); // an earlier run's table must not pass for this one's if this one stops
   const sim::EngineKind engine = sim::engine_from_option(opt.engine);
-  write_points(opt, engine, root, axes, scenario_dir, pts);
+  write_points(opt, engine, sweepless, axes, scenario_dir, pts);
   const StopOnSignal stop;
   if (const int stopped = run_points(opt, engine, jobs, exe, pts))
     return stopped;
