@@ -1,6 +1,8 @@
 /* dbosim — DeepSeek MTP speculative decoding: accepted tokens in closed form and the draft module's cost. */
 #include "models/SpecDecode.hpp"
 
+#include "base/InputError.hpp"
+#include "models/AttentionOps.hpp"
 #include "models/KernelCost.hpp"
 
 #include <fmt/format.h>
@@ -82,24 +84,30 @@ std::vector<KernelWork> head_kernels(const ModelSpec& m, const ParallelSpec& par
 }
 
 /** One stream's kernels in series: under a graph, one launch then back to back; eager, kernel i cannot start
- *  before the host has launched it (i + 1 launches) nor before kernel i - 1 has ended. */
-double serial_us(const std::vector<double>& kernel_us, const DraftIssue& issue)
+ *  before the host has launched it (i + 1 launches) nor before kernel i - 1 has ended. Kernel i's time is `us(i)`. */
+template <class Us> double serial_us(std::size_t kernels, const Us& us, const DraftIssue& issue)
 {
   double host = 0, gpu = 0;
   if (issue.cuda_graph)
     gpu = issue.launch_cpu_us;
-  for (double us : kernel_us) {
+  for (std::size_t i = 0; i < kernels; ++i) {
     if (!issue.cuda_graph) {
       host += issue.launch_cpu_us;
       gpu = std::max(gpu, host);
     }
-    gpu += us + issue.kernel_gap_us;
+    gpu += us(i) + issue.kernel_gap_us;
   }
   return gpu;
 }
 
+double serial_us(const std::vector<double>& kernel_us, const DraftIssue& issue)
+{
+  return serial_us(
+      kernel_us.size(), [&](std::size_t i) { return kernel_us[i]; }, issue);
+}
+
 DraftPassCost pass_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                        const CommSetup& comm, const DraftIssue& issue)
+                        const CommSetup& comm, const DraftIssue& issue, std::vector<double>* kernels_out = nullptr)
 {
   DraftPassCost p;
   p.shape           = shape;
@@ -123,8 +131,10 @@ DraftPassCost pass_cost(const ModelSpec& model, const HwProfile& hw, const Paral
       for (int i = 0; i < std::max(1, op.kernels); ++i)
         kernel_us.push_back(op.duration_us / std::max(1, op.kernels));
   }
-  p.kernels       = static_cast<int>(kernel_us.size());
-  p.us            = serial_us(kernel_us, issue);
+  p.kernels = static_cast<int>(kernel_us.size());
+  p.us      = serial_us(kernel_us, issue);
+  if (kernels_out)
+    *kernels_out = kernel_us;
   double block_us = 0;
   for (const OpCost& op : p.block.ops)
     block_us += op.duration_us;
@@ -153,6 +163,70 @@ DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const Parallel
     out.us += out.passes.back().us;
   }
   return out;
+}
+
+namespace {
+/** Where each of `context`'s kernels sits in `kernels` (by name, each named once there), offset by `first`. */
+void context_positions(const std::vector<KernelWork>& context, const std::vector<KernelWork>& kernels,
+                       std::size_t first, std::vector<std::size_t>& out)
+{
+  for (const KernelWork& c : context) {
+    const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
+    const auto at    = std::find_if(kernels.begin(), kernels.end(), named);
+    if (at == kernels.end() || std::count_if(kernels.begin(), kernels.end(), named) != 1)
+      throw InternalError(fmt::format("draft pass: context kernel {} is not named once in its op", c.name));
+    out.push_back(first + static_cast<std::size_t>(at - kernels.begin()));
+  }
+}
+} // namespace
+
+double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& target,
+                     const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue)
+{
+  if (!spec.enabled())
+    return 0;
+  if (model.num_moe_layers() <= 0)
+    return draft_cost(model, hw, par, target, spec, comm, issue).us; // its error
+  double total = 0;
+  for (const StepShape& s : draft_pass_shapes(spec, target)) {
+    std::vector<KernelWork> context = a0_context_kernels(model, par, s);
+    const std::size_t a0_context    = context.size();
+    for (KernelWork& k : a1_context_kernels(model, par, s))
+      context.push_back(std::move(k));
+    auto at = entries_.find({attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch});
+    if (at == entries_.end()) {
+      Entry e;
+      const DraftPassCost p = pass_cost(model, hw, par, s, comm, issue, &e.kernel_us);
+      if (p.block.ops.size() < 2 || p.block.ops[0].kind != OpKind::A0 || p.block.ops[1].kind != OpKind::A1)
+        throw InternalError("draft pass: the MTP block does not begin with A0 and A1");
+      // The series: the head's kernels, then each op's (A0's and A1's in their kernel lists' order).
+      const std::size_t a0_first = static_cast<std::size_t>(p.head_kernels);
+      const std::size_t a1_first = a0_first + p.block.ops[0].parts.size();
+      const std::vector<KernelWork> a0_context_only(context.begin(), context.begin() + long(a0_context));
+      const std::vector<KernelWork> a1_context_only(context.begin() + long(a0_context), context.end());
+      context_positions(a0_context_only, attention_a0_kernels(model, par, s), a0_first, e.context);
+      context_positions(a1_context_only, attention_a1_kernels(model, par, s, true), a1_first, e.context);
+      at = entries_
+               .emplace(std::make_tuple(attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch), std::move(e))
+               .first;
+    }
+    const Entry& e = at->second;
+    if (e.context.size() != context.size())
+      throw InternalError(
+          fmt::format("draft pass: {} context kernels where its key had {}", context.size(), e.context.size()));
+    std::vector<double> context_us;
+    context_us.reserve(context.size());
+    for (const KernelWork& k : context)
+      context_us.push_back(kernel_time(hw, k).us);
+    total += serial_us(
+        e.kernel_us.size(),
+        [&](std::size_t i) {
+          const auto c = std::find(e.context.begin(), e.context.end(), i);
+          return c == e.context.end() ? e.kernel_us[i] : context_us[static_cast<std::size_t>(c - e.context.begin())];
+        },
+        issue);
+  }
+  return total;
 }
 
 } // namespace dbosim::models

@@ -15,7 +15,9 @@
 #include "models/ModelSpec.hpp"
 #include "models/OpCost.hpp"
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace dbosim::models {
@@ -75,5 +77,26 @@ struct DraftCost {
  *  @throws std::invalid_argument as layer_costs does, or when the model has no MoE layer to shape the MTP block. */
 DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& target,
                      const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue);
+
+/** @brief draft_cost's `us` for the shapes of one deployment (model, profile, parallelism, spec, comm setup and issue),
+ *  bit for bit: each pass's kernel times kept by a key of what they read (A0's and A1's shared keys, the requests),
+ *  only the kernels that read the context (a0_context_kernels, a1_context_kernels) timed again, and the pass summed
+ *  in series as draft_cost sums it. For the serving oracle, which prices the draft at every DP rank's exact shape.
+ *  @throws std::invalid_argument as draft_cost; InternalError when a context kernel is not named once in its op. */
+class DraftMemo {
+public:
+  double us(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& target,
+            const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue);
+  /** @brief Keys costed so far. */
+  std::size_t size() const { return entries_.size(); }
+
+private:
+  struct Entry {
+    std::vector<double> kernel_us;    ///< every kernel of the pass in series order, at the key's first shape
+    std::vector<std::size_t> context; ///< where the context kernels sit in it, in a0_context_kernels' then
+                                      ///< a1_context_kernels' order
+  };
+  std::map<std::tuple<StepShape, StepShape, int>, Entry> entries_;
+};
 
 } // namespace dbosim::models

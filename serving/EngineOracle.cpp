@@ -109,7 +109,7 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* m
   for (const sim::UbatchCosts& u : plan.ubatches)
     w.attention_us += attention(u.dense) * dense_layers + attention(u.moe) * moe_layers;
   w.step_work_us = plan.step_work_us;
-  w.draft_us     = sim::scenario_draft_cost(v, key).us;
+  w.draft_us     = memo ? sim::scenario_draft_us(v, key, memo->draft) : sim::scenario_draft_cost(v, key).us;
   return w;
 }
 

@@ -10,6 +10,7 @@
 #include "config/Scenario.hpp"
 #include "models/OpCost.hpp"
 #include "models/OpMemo.hpp"
+#include "models/SpecDecode.hpp"
 #include "serving/StepTimeOracle.hpp"
 #include "sim/engine/StepEngine.hpp"
 
@@ -27,9 +28,10 @@ class StepChildServer;
  *  no SM partition A0 and A1 by their kernels' keys (models::AttentionMemo: only the kernels that read the context
  *  re-timed); under one, decode shapes' A0 by models::attention_a0_key (the ranks of a decode step with equal tokens
  *  share it whatever their KV lengths) with its parts; the step's work outside the layers by models::step_work_key
- *  (tokens and batch). */
+ *  (tokens and batch); the draft's passes by models::DraftMemo. */
 struct RankWorkMemo {
   models::AttentionMemo attention;
+  models::DraftMemo draft; ///< the draft module's passes (speculative decoding)
   std::map<models::StepShape, models::OpCost> a0;
   std::map<models::StepShape, models::OpCost> step_work;
 };
@@ -49,8 +51,9 @@ public:
   EngineOracle(const EngineOracle&)            = delete;
   EngineOracle& operator=(const EngineOracle&) = delete;
   std::vector<StepTime> simulate(const std::vector<StepKey>& keys) override;
-  /** @brief Only SimGrid children with more than one job run shapes in parallel; the replay runs in this process. */
-  bool batches_in_parallel() const override { return engine_ != sim::EngineKind::replay && jobs_ > 1; }
+  /** @brief On the SimGrid engine (every shape a child, up to `jobs` at once); `replay` and `auto` replay shapes in
+   *  this process. By the engine alone, not the machine's cores, so that a run's outputs do not depend on them. */
+  bool batches_in_parallel() const override { return engine_ == sim::EngineKind::simgrid; }
   /** @brief From the step's plan, in this process (no SimGrid). */
   RankWork rank_work(const StepKey& key) override;
   /** @brief Shapes simulated so far (in child processes or replayed here). */

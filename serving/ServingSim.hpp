@@ -6,7 +6,7 @@
  * nearest cached one and collecting the misses; the misses are simulated together (in parallel) and the run is
  * repeated until a pass has no miss, so every reported figure comes from simulated shapes only. After
  * `max_guess_passes`, a last pass simulates each miss where it occurs. An oracle that does not simulate in parallel
- * (StepTimeOracle::batches_in_parallel: the in-process replay, one SimGrid child at a time) gets that pass alone. */
+ * (StepTimeOracle::batches_in_parallel: the in-process replay) gets that pass alone. */
 #pragma once
 #include "config/Scenario.hpp"
 #include "serving/KvCapacity.hpp"

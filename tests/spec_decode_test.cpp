@@ -174,6 +174,40 @@ TEST_CASE("models::SpecDecode: the draft module costs one pass per draft token, 
         one.us);
 }
 
+TEST_CASE("models::DraftMemo: the draft's time kept by its kernels' keys is draft_cost's, bit for bit", "[quick]")
+{
+  TempDir dir;
+  const Scenario s = load_scenario(dir.write("mtp.yaml", dsv3_ep8(64, kMtp1)));
+  // Decode shapes that share a key at other context lengths, and mixed prefill steps (a prompt chunk beside decoding
+  // requests, and one without decoding requests), graph and eager, k = 1 and 2, in an order where keys come back.
+  std::vector<StepShape> shapes{{models::Phase::decode, 64, 32, 4096},  {models::Phase::decode, 64, 32, 1000},
+                                {models::Phase::decode, 64, 32, 333},   {models::Phase::decode, 32, 32, 2000},
+                                {models::Phase::prefill, 520, 9, 2048}, {models::Phase::prefill, 512, 1, 700}};
+  shapes[4].decode_tokens = shapes[4].decode_batch = 8;
+  shapes[4].decode_context_len                     = 3000;
+  StepShape again                                  = shapes[4];
+  again.decode_context_len                         = 500;
+  again.context_len                                = 1024;
+  shapes.push_back(again);
+  shapes.push_back(shapes[1]);
+  for (const int k : {1, 2})
+    for (const bool graph : {true, false}) {
+      models::DraftIssue issue = sim::draft_issue(s);
+      issue.cuda_graph         = graph;
+      models::DraftMemo memo;
+      for (const StepShape& t : shapes) {
+        CAPTURE(k, graph, t.phase == models::Phase::decode, t.tokens, t.batch, t.context_len);
+        const double whole =
+            models::draft_cost(s.model, s.hw, s.parallel, t, mtp(k, {0.8}), sim::comm_setup(s, 0), issue).us;
+        CHECK(memo.us(s.model, s.hw, s.parallel, t, mtp(k, {0.8}), sim::comm_setup(s, 0), issue) == whole);
+      }
+      CHECK(memo.size() < shapes.size() * static_cast<std::size_t>(k)); // keys shared
+    }
+  models::DraftMemo off;
+  CHECK(off.us(s.model, s.hw, s.parallel, shapes[0], SpecDecodeSpec{}, sim::comm_setup(s, 0), sim::draft_issue(s)) ==
+        0);
+}
+
 TEST_CASE("serving::SpecAcceptance: drawn acceptance converges to the closed form, deterministically", "[quick]")
 {
   const SpecDecodeSpec spec = mtp(3, {0.8, 0.6, 0.5});

@@ -36,6 +36,15 @@ models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepSha
   }
 }
 
+double scenario_draft_us(const Deployment& s, const models::StepShape& target, models::DraftMemo& memo)
+{
+  try {
+    return memo.us(s.model, s.hw, s.parallel, target, s.speculative, comm_setup(s, 0), draft_issue(s));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(s.file, 0, 0, "speculative_config", e.what(), "a draft shape the cost model accepts");
+  }
+}
+
 json spec_decode_json(const Deployment& s, const models::DraftCost& draft, double target_step_us)
 {
   const models::SpecDecodeSpec& sp = s.speculative;

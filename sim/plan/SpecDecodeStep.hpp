@@ -19,6 +19,10 @@ models::DraftIssue draft_issue(const Deployment& s);
  *  InputError (naming speculative_config) when the cost model rejects the draft's shape. */
 models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepShape& target);
 
+/** @brief Its `us` through `memo` (models::DraftMemo: the same number bit for bit, the kernels that do not read the
+ *  context kept across the calls for `s`); the same InputError. */
+double scenario_draft_us(const Deployment& s, const models::StepShape& target, models::DraftMemo& memo);
+
 /** @brief summary.json's "speculative" block: method, k, acceptance, verification tokens, each draft pass, the step
  *  with its draft, expected accepted tokens per request and the TPOT (step / accepted tokens). */
 nlohmann::ordered_json spec_decode_json(const Deployment& s, const models::DraftCost& draft, double target_step_us);
