@@ -79,17 +79,20 @@ json run_share(const PlanSpec& spec, const std::vector<PlanPoint>& mine, const s
   return out;
 }
 
-/** One engine step of the recommended point (a decode step of its mean batch per DP rank), for the timeline. */
+/** One engine step of the recommended point (a decode step of its mean batch per DP rank, each request its 1 + k
+ *  tokens under speculative decoding), for the timeline. */
 std::string timeline_svg(const PlanSpec& spec, const PointResult& rec, const std::string& out_dir, std::string& caption)
 {
   const std::string dir = out_dir + "/timeline";
   fs::remove_all(dir);
-  YAML::Node node = YAML::Load(point_yaml(spec, rec.point));
-  const double dp = metric(rec, "dp");
+  const std::string point      = point_yaml(spec, rec.point);
+  YAML::Node node              = YAML::Load(point);
+  const int tokens_per_request = load_scenario_node(YAML::Load(point), spec.file).speculative.tokens_per_request();
+  const double dp              = metric(rec, "dp");
   const int batch = std::max(1, static_cast<int>(std::lround(metric(rec, "mean_requests_in_system") / dp)));
   node["workload"]["num_prompts"]     = 0;
   node["workload"]["phase"]           = "decode";
-  node["workload"]["tokens_per_rank"] = batch;
+  node["workload"]["tokens_per_rank"] = batch * tokens_per_request;
   node["workload"].remove("batch");
   YAML::Emitter em;
   em << node;

@@ -114,3 +114,18 @@ TEST_CASE("plan: -j 1 and -j 2 write byte-identical outputs", "[slow][plan]")
   CHECK(compared >= 4 + 3); // at least the 4 points' summaries, points.csv and both reports
   CHECK(read(dir.path() + "/j1/points.csv").find(",failed") == std::string::npos);
 }
+
+TEST_CASE("plan: under MTP the recommended point's timeline step runs 1 + k tokens per request", "[slow][plan]")
+{
+  TempDir dir;
+  const std::string out = dir.path() + "/mtp";
+  REQUIRE(sh(std::string(DBOSIM_BINARY) + " plan " + DBOSIM_SOURCE_DIR + "/tests/data/plan/tiny_plan_mtp.yaml --out " +
+             out + " > " + out + ".log 2>&1") == 0);
+  REQUIRE(std::filesystem::exists(out + "/timeline/summary.json")); // the step ran (an odd token count is refused)
+  const std::string report = read(out + "/report.html");            // the timeline's caption
+  const auto at            = report.find(" requests per DP rank");
+  REQUIRE(at != std::string::npos);
+  const int requests         = std::stoi(report.substr(report.rfind('(', at) + 1));
+  const std::string scenario = read(out + "/timeline/scenario.yaml");
+  CHECK(scenario.find("tokens_per_rank: " + std::to_string(2 * requests) + "\n") != std::string::npos);
+}
