@@ -312,6 +312,18 @@ TimedKernels time_kernels(const HwProfile& hw, std::vector<KernelWork> kernels)
   return out;
 }
 
+void add_context_positions(const std::vector<KernelWork>& context, const std::vector<KernelWork>& kernels,
+                           std::size_t first, const std::string& what, std::vector<std::size_t>& out)
+{
+  for (const KernelWork& c : context) {
+    const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
+    const auto at    = std::find_if(kernels.begin(), kernels.end(), named);
+    if (at == kernels.end() || std::count_if(kernels.begin(), kernels.end(), named) != 1)
+      throw InternalError(fmt::format("{}: context kernel {} is not named once in its kernels", what, c.name));
+    out.push_back(first + static_cast<std::size_t>(at - kernels.begin()));
+  }
+}
+
 OpCost ContextOpMemo::cost(const HwProfile& hw, OpKind kind, const std::string& sm_family,
                            const std::pair<StepShape, bool>& key, const std::vector<KernelWork>& context,
                            const std::function<std::vector<KernelWork>()>& kernels)
@@ -331,14 +343,7 @@ OpCost ContextOpMemo::cost_timed(const HwProfile& hw, OpKind kind, const std::st
       const KernelTime t = kernel_time(hw, k);
       e.kernels.push_back({t.us, k.flops, k.bytes, k.weight_bytes, t.bound});
     }
-    for (const KernelWork& c : context.kernels) {
-      const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
-      const auto first = std::find_if(all.begin(), all.end(), named);
-      if (first == all.end() || std::count_if(all.begin(), all.end(), named) != 1)
-        throw InternalError(
-            fmt::format("{}: context kernel {} is not named once in its kernels", op_name(kind), c.name));
-      e.context.push_back(static_cast<std::size_t>(first - all.begin()));
-    }
+    add_context_positions(context.kernels, all, 0, op_name(kind), e.context);
     e.launches.kind      = kind;
     e.launches.sm_family = sm_family;
     e.launches.kernels   = 0;

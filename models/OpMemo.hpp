@@ -34,6 +34,11 @@ struct TimedKernels {
 /** @brief `kernels` timed on `hw`. */
 TimedKernels time_kernels(const HwProfile& hw, std::vector<KernelWork> kernels);
 
+/** @brief Appends to `out` where each of `context`'s kernels sits in `kernels` (found by name), plus `first`.
+ *  @throws InternalError naming `what` when one is not named exactly once there. */
+void add_context_positions(const std::vector<KernelWork>& context, const std::vector<KernelWork>& kernels,
+                           std::size_t first, const std::string& what, std::vector<std::size_t>& out);
+
 /** @brief A compute op's cost kept by a key of what its kernels read, but for its context kernels (those that read
  *  the KV cache or a prompt's context, which a key of every step's shape would make distinct at nearly every step):
  *  these are timed at each call, every other kernel's time is kept from the key's first costing, and each sum is taken

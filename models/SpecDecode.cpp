@@ -4,6 +4,7 @@
 #include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/KernelCost.hpp"
+#include "models/OpMemo.hpp"
 
 #include <fmt/format.h>
 
@@ -165,21 +166,6 @@ DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const Parallel
   return out;
 }
 
-namespace {
-/** Where each of `context`'s kernels sits in `kernels` (by name, each named once there), offset by `first`. */
-void context_positions(const std::vector<KernelWork>& context, const std::vector<KernelWork>& kernels,
-                       std::size_t first, std::vector<std::size_t>& out)
-{
-  for (const KernelWork& c : context) {
-    const auto named = [&c](const KernelWork& k) { return k.name == c.name; };
-    const auto at    = std::find_if(kernels.begin(), kernels.end(), named);
-    if (at == kernels.end() || std::count_if(kernels.begin(), kernels.end(), named) != 1)
-      throw InternalError(fmt::format("draft pass: context kernel {} is not named once in its op", c.name));
-    out.push_back(first + static_cast<std::size_t>(at - kernels.begin()));
-  }
-}
-} // namespace
-
 double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& target,
                      const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue)
 {
@@ -189,11 +175,10 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
     return draft_cost(model, hw, par, target, spec, comm, issue).us; // its error
   double total = 0;
   for (const StepShape& s : draft_pass_shapes(spec, target)) {
-    std::vector<KernelWork> context = a0_context_kernels(model, par, s);
-    const std::size_t a0_context    = context.size();
-    for (KernelWork& k : a1_context_kernels(model, par, s))
-      context.push_back(std::move(k));
-    auto at = entries_.find({attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch});
+    const std::vector<KernelWork> a0_context = a0_context_kernels(model, par, s);
+    const std::vector<KernelWork> a1_context = a1_context_kernels(model, par, s);
+    auto key = std::make_tuple(attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch);
+    auto at  = entries_.find(key);
     if (at == entries_.end()) {
       Entry e;
       const DraftPassCost p = pass_cost(model, hw, par, s, comm, issue, &e.kernel_us);
@@ -202,22 +187,20 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
       // The series: the head's kernels, then each op's (A0's and A1's in their kernel lists' order).
       const std::size_t a0_first = static_cast<std::size_t>(p.head_kernels);
       const std::size_t a1_first = a0_first + p.block.ops[0].parts.size();
-      const std::vector<KernelWork> a0_context_only(context.begin(), context.begin() + long(a0_context));
-      const std::vector<KernelWork> a1_context_only(context.begin() + long(a0_context), context.end());
-      context_positions(a0_context_only, attention_a0_kernels(model, par, s), a0_first, e.context);
-      context_positions(a1_context_only, attention_a1_kernels(model, par, s, true), a1_first, e.context);
-      at = entries_
-               .emplace(std::make_tuple(attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch), std::move(e))
-               .first;
+      add_context_positions(a0_context, attention_a0_kernels(model, par, s), a0_first, "draft pass A0", e.context);
+      add_context_positions(a1_context, attention_a1_kernels(model, par, s, true), a1_first, "draft pass A1",
+                            e.context);
+      at = entries_.emplace(std::move(key), std::move(e)).first;
     }
     const Entry& e = at->second;
-    if (e.context.size() != context.size())
-      throw InternalError(
-          fmt::format("draft pass: {} context kernels where its key had {}", context.size(), e.context.size()));
-    std::vector<double> context_us;
-    context_us.reserve(context.size());
-    for (const KernelWork& k : context)
-      context_us.push_back(kernel_time(hw, k).us);
+    if (e.context.size() != a0_context.size() + a1_context.size())
+      throw InternalError(fmt::format("draft pass: {} context kernels where its key had {}",
+                                      a0_context.size() + a1_context.size(), e.context.size()));
+    std::vector<double> context_us; // in e.context's order: A0's, then A1's
+    context_us.reserve(e.context.size());
+    for (const std::vector<KernelWork>* list : {&a0_context, &a1_context})
+      for (const KernelWork& k : *list)
+        context_us.push_back(kernel_time(hw, k).us);
     total += serial_us(
         e.kernel_us.size(),
         [&](std::size_t i) {

@@ -23,26 +23,33 @@ models::DraftIssue draft_issue(const Deployment& s)
   return d;
 }
 
-models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepShape& target)
+namespace {
+/** `price()`, a draft shape the cost model rejects an InputError naming speculative_config. */
+template <class Price> auto draft_priced(const Deployment& s, const Price& price)
 {
   try {
+    return price();
+  } catch (const std::invalid_argument& e) {
+    throw InputError(s.file, 0, 0, "speculative_config", e.what(), "a draft shape the cost model accepts");
+  }
+}
+} // namespace
+
+models::DraftCost scenario_draft_cost(const Deployment& s, const models::StepShape& target)
+{
+  return draft_priced(s, [&] {
     models::DraftCost d =
         models::draft_cost(s.model, s.hw, s.parallel, target, s.speculative, comm_setup(s, 0), draft_issue(s));
     for (const models::DraftPassCost& p : d.passes)
       models::check_layer_bounds(p.block, s.hw);
     return d;
-  } catch (const std::invalid_argument& e) {
-    throw InputError(s.file, 0, 0, "speculative_config", e.what(), "a draft shape the cost model accepts");
-  }
+  });
 }
 
 double scenario_draft_us(const Deployment& s, const models::StepShape& target, models::DraftMemo& memo)
 {
-  try {
-    return memo.us(s.model, s.hw, s.parallel, target, s.speculative, comm_setup(s, 0), draft_issue(s));
-  } catch (const std::invalid_argument& e) {
-    throw InputError(s.file, 0, 0, "speculative_config", e.what(), "a draft shape the cost model accepts");
-  }
+  return draft_priced(
+      s, [&] { return memo.us(s.model, s.hw, s.parallel, target, s.speculative, comm_setup(s, 0), draft_issue(s)); });
 }
 
 json spec_decode_json(const Deployment& s, const models::DraftCost& draft, double target_step_us)
