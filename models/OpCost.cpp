@@ -391,21 +391,13 @@ OpCost AttentionMemo::a1(const ModelSpec& model, const HwProfile& hw, const Para
                         [&] { return a1_kernels(model, hw, par, shape, moe_layer, comm); });
 }
 
-LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       bool moe_layer, const CommSetup& comm)
+namespace {
+
+/** The ops of a MoE layer after attention (D, MLP, S, C) appended to `out`, with its hot_rank_load and straggler_us:
+ *  they read the shape's tokens alone. With `memo`, each chunk's all-to-all and routed experts come from it. */
+void add_moe_ops(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                 const CommSetup& comm, LayerCosts& out, MoeOpsMemo* memo = nullptr)
 {
-  check_inputs(model, par, shape, moe_layer, comm.routing.redundant_experts);
-  LayerCosts out;
-  out.moe = moe_layer;
-  out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
-  out.ops.push_back(attention_a1_cost(model, hw, par, shape, moe_layer, comm));
-  if (!moe_layer) {
-    std::vector<KernelWork> ffn = dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate);
-    if (par.tp > 1)
-      ffn.push_back(tp_all_reduce_kernel("dense_mlp_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel));
-    out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm", std::move(ffn)));
-    return out;
-  }
   // With ep = 1 every expert is local: no all-to-all happens, so D and C are absent.
   const bool all_to_all = par.ep > 1;
   const int redundant   = comm.routing.redundant_experts;
@@ -423,19 +415,36 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
   const std::vector<StepShape> chunks =
       dp_chunks(shape, all_to_all && all2all_traits_of(par.backend).masked_expert_input ? comm.moe_dp_chunk_tokens : 0);
   auto a2a = [&](OpKind k, const CommSetup& c) {
-    return per_chunk(chunks, [&](const StepShape& s) { return all_to_all_cost(k, model, hw, par, s, c); });
+    return per_chunk(chunks, [&](const StepShape& s) {
+      if (!memo)
+        return all_to_all_cost(k, model, hw, par, s, c);
+      const auto key = std::make_tuple(k, s.tokens, c.routing.hot_rank_load);
+      auto at        = memo->all_to_all.find(key);
+      if (at == memo->all_to_all.end())
+        at = memo->all_to_all.emplace(key, all_to_all_cost(k, model, hw, par, s, c)).first;
+      return at->second;
+    });
   };
   // With ep = 1 and tp > 1 each rank holds a slice of every expert (and of the shared expert): FusedMoE sums their
   // partial outputs with one all-reduce over the TP group, after the experts (here at the end of MLP).
   const bool tp_sharded_moe = !all_to_all && par.tp > 1;
-  auto mlp                  = [&](double load) {
+  auto chunk_mlp            = [&](const StepShape& s, double load) {
+    if (!tp_sharded_moe)
+      return routed_mlp_cost(model, hw, par, s, redundant, load);
+    std::vector<KernelWork> k = inside_moe_op(routed_mlp_kernels(model, par, s, redundant, load));
+    k.push_back(inside(tp_all_reduce_kernel("moe_all_reduce", s.tokens, model, hw, par, comm, src_moe_reduce),
+                                  GraphSplit::moe));
+    return sum_kernels(hw, OpKind::MLP, "grouped_gemm", std::move(k));
+  };
+  auto mlp = [&](double load) {
     return per_chunk(chunks, [&](const StepShape& s) {
-      if (!tp_sharded_moe)
-        return routed_mlp_cost(model, hw, par, s, redundant, load);
-      std::vector<KernelWork> k = inside_moe_op(routed_mlp_kernels(model, par, s, redundant, load));
-      k.push_back(inside(tp_all_reduce_kernel("moe_all_reduce", s.tokens, model, hw, par, comm, src_moe_reduce),
-                                          GraphSplit::moe));
-      return sum_kernels(hw, OpKind::MLP, "grouped_gemm", std::move(k));
+      if (!memo)
+        return chunk_mlp(s, load);
+      const auto key = std::make_pair(s.tokens, load);
+      auto at        = memo->mlp.find(key);
+      if (at == memo->mlp.end())
+        at = memo->mlp.emplace(key, chunk_mlp(s, load)).first;
+      return at->second;
     });
   };
   if (all_to_all) {
@@ -456,6 +465,46 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
     if (skewed)
       excess(out.ops.back(), a2a(OpKind::C, comm));
   }
+}
+
+} // namespace
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       bool moe_layer, const CommSetup& comm)
+{
+  check_inputs(model, par, shape, moe_layer, comm.routing.redundant_experts);
+  LayerCosts out;
+  out.moe = moe_layer;
+  out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
+  out.ops.push_back(attention_a1_cost(model, hw, par, shape, moe_layer, comm));
+  if (!moe_layer) {
+    std::vector<KernelWork> ffn = dense_mlp_kernels("dense_mlp", model, par, shape, model.dense_intermediate);
+    if (par.tp > 1)
+      ffn.push_back(tp_all_reduce_kernel("dense_mlp_all_reduce", shape.tokens, model, hw, par, comm, src_row_parallel));
+    out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm", std::move(ffn)));
+    return out;
+  }
+  add_moe_ops(model, hw, par, shape, comm, out);
+  return out;
+}
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       const CommSetup& comm, MoeOpsMemo& memo)
+{
+  check_inputs(model, par, shape, true, comm.routing.redundant_experts);
+  LayerCosts out;
+  out.moe = true;
+  out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
+  out.ops.push_back(attention_a1_cost(model, hw, par, shape, true, comm));
+  auto at = memo.by_tokens.find(shape.tokens);
+  if (at == memo.by_tokens.end()) {
+    LayerCosts moe;
+    add_moe_ops(model, hw, par, shape, comm, moe, &memo);
+    at = memo.by_tokens.emplace(shape.tokens, std::move(moe)).first;
+  }
+  out.ops.insert(out.ops.end(), at->second.ops.begin(), at->second.ops.end());
+  out.hot_rank_load = at->second.hot_rank_load;
+  out.straggler_us  = at->second.straggler_us;
   return out;
 }
 

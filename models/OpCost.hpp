@@ -9,6 +9,7 @@
 #include <compare>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace dbosim::models {
@@ -123,6 +124,23 @@ struct LayerCosts {
  *  @throws std::invalid_argument on bad inputs, or when ep > 1 and `comm.net` is null. */
 LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
                        bool moe_layer, const CommSetup& comm);
+
+/** @brief A MoE layer's ops after attention (D, MLP, S, C, with the layer's hot_rank_load and straggler_us) kept by
+ *  the shape's tokens, all of the shape they read (the MoE DP chunks' requests are read by none of their kernels),
+ *  for one deployment and CommSetup: the shapes of a serving run that differ only in requests and KV lengths share
+ *  them. */
+struct MoeOpsMemo {
+  std::map<int, LayerCosts> by_tokens; ///< ops holds D MLP S C only
+  /** A MoE DP chunk's dispatch or combine by (kind, chunk tokens, the routing's hot_rank_load) and its routed experts
+   *  by (chunk tokens, load): the chunks of different shapes share them. */
+  std::map<std::tuple<OpKind, int, double>, OpCost> all_to_all;
+  std::map<std::pair<int, double>, OpCost> mlp;
+};
+
+/** @brief layer_costs of a MoE layer with its ops after attention from `memo` (costed there at a new tokens count);
+ *  the same costs bit for bit. */
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       const CommSetup& comm, MoeOpsMemo& memo);
 
 /** @brief A1 of one layer as layer_costs costs it: the attention kernels (models/AttentionOps) and, with tp > 1,
  *  the all-reduce of o_proj's output over the TP group on `comm.net`'s links (models/CommOps).

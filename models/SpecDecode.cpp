@@ -3,6 +3,7 @@
 
 #include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
+#include "models/CostGuards.hpp"
 #include "models/KernelCost.hpp"
 #include "models/OpMemo.hpp"
 
@@ -68,19 +69,27 @@ std::vector<StepShape> draft_pass_shapes(const SpecDecodeSpec& spec, const StepS
 
 namespace {
 
-/** The kernels around the MTP block: before it over every token of the pass, after it on one row per request. */
+/** The kernels around the MTP block that run after it on one row per request: they read the pass's requests alone. */
+void add_head_row_kernels(std::vector<KernelWork>& k, const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
+{
+  const double rows        = s.batch;
+  const int vocab_per_rank = (m.vocab + par.tp - 1) / par.tp; // ParallelLMHead: vocab split over TP
+  k.push_back(streaming_kernel("mtp_shared_head_norm", rows, m.hidden, 1, 1, "rmsnorm"));
+  k.push_back(gemm_kernel("mtp_lm_head", rows, vocab_per_rank, m.hidden, linear_format(m, OpClass::lm_head)));
+  k.push_back(streaming_kernel("mtp_argmax", rows, vocab_per_rank, 1, 0, ""));
+}
+
+/** The kernels around the MTP block: before it over every token of the pass, after it on one row per request
+ *  (add_head_row_kernels, last). */
 std::vector<KernelWork> head_kernels(const ModelSpec& m, const ParallelSpec& par, const StepShape& s)
 {
-  const double t = s.tokens, rows = s.batch;
-  const int vocab_per_rank = (m.vocab + par.tp - 1) / par.tp; // ParallelLMHead: vocab split over TP
+  const double t = s.tokens;
   std::vector<KernelWork> k;
   k.push_back(streaming_kernel("mtp_embedding", t, m.hidden, 1, 1, ""));
   k.push_back(streaming_kernel("mtp_enorm", t, m.hidden, 1, 1, "rmsnorm"));
   k.push_back(streaming_kernel("mtp_hnorm", t, m.hidden, 1, 1, "rmsnorm"));
   k.push_back(gemm_kernel("mtp_eh_proj", t, m.hidden, 2 * m.hidden, DType::bf16)); // nn.Linear: not quantized
-  k.push_back(streaming_kernel("mtp_shared_head_norm", rows, m.hidden, 1, 1, "rmsnorm"));
-  k.push_back(gemm_kernel("mtp_lm_head", rows, vocab_per_rank, m.hidden, linear_format(m, OpClass::lm_head)));
-  k.push_back(streaming_kernel("mtp_argmax", rows, vocab_per_rank, 1, 0, ""));
+  add_head_row_kernels(k, m, par, s);
   return k;
 }
 
@@ -108,13 +117,15 @@ double serial_us(const std::vector<double>& kernel_us, const DraftIssue& issue)
 }
 
 DraftPassCost pass_cost(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                        const CommSetup& comm, const DraftIssue& issue, std::vector<double>* kernels_out = nullptr)
+                        const CommSetup& comm, const DraftIssue& issue, std::vector<double>* kernels_out = nullptr,
+                        MoeOpsMemo* moe_ops = nullptr)
 {
   DraftPassCost p;
   p.shape           = shape;
   CommSetup unsplit = comm;
   unsplit.comm_sms  = 0; // the drafter's forward runs whole: no DBO, so no SM partition
-  p.block           = layer_costs(model, hw, par, shape, true, unsplit);
+  p.block           = moe_ops ? layer_costs(model, hw, par, shape, unsplit, *moe_ops)
+                              : layer_costs(model, hw, par, shape, true, unsplit);
   std::vector<double> kernel_us;
   const std::vector<KernelWork> head = head_kernels(model, par, shape);
   // Embedding, norms and eh_proj run before the block, the shared head after it; in series the order is moot.
@@ -177,14 +188,19 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
   for (const StepShape& s : draft_pass_shapes(spec, target)) {
     const std::vector<KernelWork> a0_context = a0_context_kernels(model, par, s);
     const std::vector<KernelWork> a1_context = a1_context_kernels(model, par, s);
-    auto key = std::make_tuple(attention_a0_shared_key(s), attention_a1_shared_key(s), s.batch);
-    auto at  = entries_.find(key);
+    auto key                                 = std::make_pair(attention_a0_shared_key(s), attention_a1_shared_key(s));
+    auto at                                  = entries_.find(key);
     if (at == entries_.end()) {
       Entry e;
-      const DraftPassCost p = pass_cost(model, hw, par, s, comm, issue, &e.kernel_us);
+      const DraftPassCost p = pass_cost(model, hw, par, s, comm, issue, &e.kernel_us, &moe_ops_);
+      check_layer_bounds(p.block, hw); // as sim::scenario_draft_cost checks each pass
       if (p.block.ops.size() < 2 || p.block.ops[0].kind != OpKind::A0 || p.block.ops[1].kind != OpKind::A1)
         throw InternalError("draft pass: the MTP block does not begin with A0 and A1");
-      // The series: the head's kernels, then each op's (A0's and A1's in their kernel lists' order).
+      // The series: the head's kernels (its row kernels last), then each op's (A0's and A1's in their kernel lists'
+      // order).
+      std::vector<KernelWork> rows;
+      add_head_row_kernels(rows, model, par, s);
+      e.rows_first               = static_cast<std::size_t>(p.head_kernels) - rows.size();
       const std::size_t a0_first = static_cast<std::size_t>(p.head_kernels);
       const std::size_t a1_first = a0_first + p.block.ops[0].parts.size();
       add_context_positions(a0_context, attention_a0_kernels(model, par, s), a0_first, "draft pass A0", e.context);
@@ -196,6 +212,16 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
     if (e.context.size() != a0_context.size() + a1_context.size())
       throw InternalError(fmt::format("draft pass: {} context kernels where its key had {}",
                                       a0_context.size() + a1_context.size(), e.context.size()));
+    auto rows_at = row_us_.find(s.batch);
+    if (rows_at == row_us_.end()) {
+      std::vector<KernelWork> rows;
+      add_head_row_kernels(rows, model, par, s);
+      std::vector<double> us;
+      for (const KernelWork& k : rows)
+        us.push_back(kernel_time(hw, k).us);
+      rows_at = row_us_.emplace(s.batch, std::move(us)).first;
+    }
+    const std::vector<double>& row_us = rows_at->second;
     std::vector<double> context_us; // in e.context's order: A0's, then A1's
     context_us.reserve(e.context.size());
     for (const std::vector<KernelWork>* list : {&a0_context, &a1_context})
@@ -204,6 +230,8 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
     total += serial_us(
         e.kernel_us.size(),
         [&](std::size_t i) {
+          if (i >= e.rows_first && i - e.rows_first < row_us.size())
+            return row_us[i - e.rows_first];
           const auto c = std::find(e.context.begin(), e.context.end(), i);
           return c == e.context.end() ? e.kernel_us[i] : context_us[static_cast<std::size_t>(c - e.context.begin())];
         },

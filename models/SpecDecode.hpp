@@ -79,9 +79,11 @@ DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const Parallel
                      const SpecDecodeSpec& spec, const CommSetup& comm, const DraftIssue& issue);
 
 /** @brief draft_cost's `us` for the shapes of one deployment (model, profile, parallelism, spec, comm setup and issue),
- *  bit for bit: each pass's kernel times kept by a key of what they read (A0's and A1's shared keys, the requests),
- *  only the kernels that read the context (a0_context_kernels, a1_context_kernels) timed again, and the pass summed
- *  in series as draft_cost sums it. For the serving oracle, which prices the draft at every DP rank's exact shape.
+ *  bit for bit: each pass's kernel times kept by a key of what they read (A0's and A1's shared keys; the head's
+ *  kernels after the block by the requests; the MoE ops by tokens, MoeOpsMemo), only the kernels that read the context
+ *  (a0_context_kernels, a1_context_kernels) timed again, and the pass summed in series as draft_cost sums it; each
+ *  pass's block checked as sim::scenario_draft_cost checks it (check_layer_bounds). For the serving oracle, which
+ * prices the draft at every DP rank's exact shape.
  *  @throws std::invalid_argument as draft_cost; InternalError when a context kernel is not named once in its op. */
 class DraftMemo {
 public:
@@ -95,8 +97,11 @@ private:
     std::vector<double> kernel_us;    ///< every kernel of the pass in series order, at the key's first shape
     std::vector<std::size_t> context; ///< where the context kernels sit in it, in a0_context_kernels' then
                                       ///< a1_context_kernels' order
+    std::size_t rows_first = 0;       ///< where the head's kernels over one row per request begin in it
   };
-  std::map<std::tuple<StepShape, StepShape, int>, Entry> entries_;
+  std::map<std::pair<StepShape, StepShape>, Entry> entries_;
+  std::map<int, std::vector<double>> row_us_; ///< the head's row kernels' times by the pass's requests
+  MoeOpsMemo moe_ops_; ///< the MTP block's D MLP S C by tokens (its comm is the unsplit one of every pass)
 };
 
 } // namespace dbosim::models

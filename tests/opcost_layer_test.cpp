@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -37,6 +38,15 @@ CommSetup test_comm()
   CommSetup c;
   c.net = &net;
   return c;
+}
+
+/** How many different token counts `shapes` hold. */
+std::size_t distinct_tokens(const std::vector<StepShape>& shapes)
+{
+  std::set<int> tokens;
+  for (const StepShape& s : shapes)
+    tokens.insert(s.tokens);
+  return tokens.size();
 }
 
 StepShape decode(int tokens, int context)
@@ -309,5 +319,51 @@ TEST_CASE("models::layer_costs: many MoE DP chunks are the equal chunks summed o
     CHECK(many.find(k)->kernels == 31 * f.kernels + r.kernels);
     CHECK(many.find(k)->parts.size() == 31 * f.parts.size() + r.parts.size());
     CHECK(many.find(k)->launch_split.size() == 31 * f.launch_split.size() + r.launch_split.size());
+  }
+}
+
+TEST_CASE("models::layer_costs with a MoeOpsMemo: the same costs bit for bit, its MoE ops shared by tokens", "[quick]")
+{
+  const HwProfile hw = dbosim::test::h200_like();
+  const ModelSpec v3 = dbosim::load_model_zoo("deepseek-v3");
+  for (const int ep : {8, 64}) {
+    ParallelSpec par = ep8();
+    par.dp = ep, par.ep = ep;
+    CommSetup comm                 = test_comm();
+    comm.gpus_per_node             = 8;
+    comm.moe_dp_chunk_tokens       = 256; // MoE DP chunks: the shapes above 256 tokens share their full chunks
+    comm.expert_load               = ExpertLoadModel::eplb_residual;
+    comm.routing.redundant_experts = 64;
+    comm.routing.placement         = Placement::eplb;
+    // Shapes of equal tokens with other requests and KV lengths, mixed prefill steps, chunked ones, and keys again.
+    std::vector<StepShape> shapes{decode(64, 4096), decode(64, 300), decode(16, 4096)};
+    for (const int tokens : {520, 1000, 520}) {
+      StepShape mixed;
+      mixed.phase = Phase::prefill, mixed.tokens = tokens, mixed.batch = 9, mixed.context_len = 2048;
+      mixed.decode_tokens = mixed.decode_batch = 8;
+      mixed.decode_context_len                 = 3000;
+      shapes.push_back(mixed);
+      mixed.batch       = 12;
+      mixed.context_len = 700;
+      shapes.push_back(mixed);
+    }
+    shapes.push_back(decode(64, 1000));
+    MoeOpsMemo memo;
+    for (const StepShape& s : shapes) {
+      CAPTURE(ep, s.phase == Phase::decode, s.tokens, s.batch, s.context_len);
+      const LayerCosts whole = layer_costs(v3, hw, par, s, true, comm);
+      const LayerCosts kept  = layer_costs(v3, hw, par, s, comm, memo);
+      REQUIRE(kept.ops.size() == whole.ops.size());
+      for (std::size_t i = 0; i < whole.ops.size(); ++i) {
+        CHECK(kept.ops[i].kind == whole.ops[i].kind);
+        CHECK(kept.ops[i].duration_us == whole.ops[i].duration_us);
+        CHECK(kept.ops[i].recv_us == whole.ops[i].recv_us);
+        CHECK(kept.ops[i].kernels == whole.ops[i].kernels);
+        CHECK(kept.ops[i].parts.size() == whole.ops[i].parts.size());
+      }
+      CHECK(kept.hot_rank_load == whole.hot_rank_load);
+      CHECK(kept.straggler_us == whole.straggler_us);
+    }
+    CHECK(distinct_tokens(shapes) == memo.by_tokens.size());
   }
 }

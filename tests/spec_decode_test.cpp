@@ -178,8 +178,9 @@ TEST_CASE("models::DraftMemo: the draft's time kept by its kernels' keys is draf
 {
   TempDir dir;
   const Scenario s = load_scenario(dir.write("mtp.yaml", dsv3_ep8(64, kMtp1)));
-  // Decode shapes that share a key at other context lengths, and mixed prefill steps (a prompt chunk beside decoding
-  // requests, and one without decoding requests), graph and eager, k = 1 and 2, in an order where keys come back.
+  // Decode shapes that share a key at other context lengths or requests, and mixed prefill steps (a prompt chunk beside
+  // decoding requests, and one without decoding requests), graph and eager, k = 1 and 2, in an order where keys come
+  // back.
   std::vector<StepShape> shapes{{models::Phase::decode, 64, 32, 4096},  {models::Phase::decode, 64, 32, 1000},
                                 {models::Phase::decode, 64, 32, 333},   {models::Phase::decode, 32, 32, 2000},
                                 {models::Phase::prefill, 520, 9, 2048}, {models::Phase::prefill, 512, 1, 700}};
@@ -190,6 +191,13 @@ TEST_CASE("models::DraftMemo: the draft's time kept by its kernels' keys is draf
   again.context_len                                = 1024;
   shapes.push_back(again);
   shapes.push_back(shapes[1]);
+  // Equal tokens with other requests (the head's row kernels), and a mixed step of other MoE DP chunks.
+  shapes.push_back({models::Phase::decode, 64, 16, 4096});
+  StepShape longer = shapes[4];
+  longer.tokens    = 1000;
+  shapes.push_back(longer);
+  longer.batch = 20;
+  shapes.push_back(longer);
   for (const int k : {1, 2})
     for (const bool graph : {true, false}) {
       models::DraftIssue issue = sim::draft_issue(s);
