@@ -42,10 +42,11 @@ sim::PlanOptions plan_options(const StepKey& key)
   return popt;
 }
 
-/** The plan the engine runs for one step shape of the deployment. */
-sim::StepPlan plan_at(const Deployment& v, const StepKey& key)
+/** The plan the engine runs for one step shape of the deployment (`moe_ops`: the MoE layers' ops kept across shapes,
+ *  sim::model_cost_source). */
+sim::StepPlan plan_at(const Deployment& v, const StepKey& key, sim::MoeOpsMemos* moe_ops = nullptr)
 {
-  return sim::build_step_plan(v, key, sim::model_cost_source(v), plan_options(key));
+  return sim::build_step_plan(v, key, sim::model_cost_source(v, moe_ops), plan_options(key));
 }
 
 } // namespace
@@ -169,11 +170,12 @@ RankWork EngineOracle::rank_work(const StepKey& key)
 }
 
 namespace {
-StepTime step_time_of(const Deployment& v, const StepKey& key, const sim::StepPlan& plan, const sim::Metrics& m)
+StepTime step_time_of(const Deployment& v, const StepKey& key, const sim::StepPlan& plan, const sim::Metrics& m,
+                      models::DraftMemo* draft = nullptr)
 {
   StepTime t;
   // Speculative decoding: the draft's passes run after the target's forward (the engine's step), in series.
-  t.draft_us        = sim::scenario_draft_cost(v, key).us;
+  t.draft_us        = draft ? sim::scenario_draft_us(v, key, *draft) : sim::scenario_draft_cost(v, key).us;
   t.step_us         = m.step_time_us + t.draft_us;
   t.exposed_comm_us = m.exposed_comm_us;
   t.overlap_us      = m.overlap_us;
@@ -383,7 +385,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
       in_child.push_back(i);
       continue;
     }
-    const sim::StepPlan plan = plan_at(scenario_, keys[i]);
+    const sim::StepPlan plan = plan_at(scenario_, keys[i], &rank_work_memo_.moe_ops);
     const std::string why    = sim::replay_inexact_reason(plan);
     if (!why.empty()) {
       if (engine_ == sim::EngineKind::replay)
@@ -394,7 +396,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
     const sim::Schedule sched = sim::build_schedule(plan);
     sim::StepRunOptions opt;
     opt.engine = sim::EngineKind::replay;
-    out[i]     = step_time_of(scenario_, keys[i], plan, sim::run_step(plan, sched, opt).metrics);
+    out[i] = step_time_of(scenario_, keys[i], plan, sim::run_step(plan, sched, opt).metrics, &rank_work_memo_.draft);
     ++simulated_;
     ++replayed_;
   }

@@ -28,12 +28,15 @@ class StepChildServer;
  *  no SM partition A0 and A1 by their kernels' keys (models::AttentionMemo: only the kernels that read the context
  *  re-timed); under one, decode shapes' A0 by models::attention_a0_key (the ranks of a decode step with equal tokens
  *  share it whatever their KV lengths) with its parts; the step's work outside the layers by models::step_work_key
- *  (tokens and batch); the draft's passes by models::DraftMemo. */
+ *  (tokens and batch); the draft's passes by models::DraftMemo; the replayed shapes' MoE ops after attention by tokens.
+ */
 struct RankWorkMemo {
   models::AttentionMemo attention;
   models::DraftMemo draft; ///< the draft module's passes (speculative decoding)
   std::map<models::StepShape, models::OpCost> a0;
   std::map<models::StepShape, models::OpCost> step_work;
+  std::map<int, models::MoeOpsMemo> moe_ops; ///< by comm_sms (sim::MoeOpsMemos): the bucketed shapes' MoE layers after
+                                             ///< attention (EngineOracle::simulate's replays)
 };
 
 class EngineOracle : public StepTimeOracle {

@@ -46,16 +46,19 @@ private:
 
 } // namespace
 
-CostSource model_cost_source(const Deployment& d)
+CostSource model_cost_source(const Deployment& d, MoeOpsMemos* moe_ops)
 {
-  // The deployment is captured by pointer: the CostSource must not outlive it.
+  // The deployment (and `moe_ops`) is captured by pointer: the CostSource must not outlive it.
   const Deployment* s = &d;
   auto memo           = std::make_shared<LayerMemo>();
   return CostSource{
-      [s, memo](const models::StepShape& shape, bool moe, int comm_sms) {
+      [s, memo, moe_ops](const models::StepShape& shape, bool moe, int comm_sms) {
         return memo->get(shape, moe, comm_sms, [&] {
           models::LayerCosts costs =
-              models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
+              moe && moe_ops && !models::cost_explanations()
+                  ? models::layer_costs(s->model, s->hw, s->parallel, shape, comm_setup(*s, comm_sms),
+                                        (*moe_ops)[comm_sms])
+                  : models::layer_costs(s->model, s->hw, s->parallel, shape, moe, comm_setup(*s, comm_sms));
           models::check_layer_bounds(costs, s->hw); // no op faster than the peak, no D/C above the fastest link
           return costs;
         });

@@ -6,6 +6,7 @@
 #include "sim/plan/StepPlan.hpp"
 
 #include <functional>
+#include <map>
 #include <string>
 
 namespace dbosim::sim {
@@ -25,9 +26,13 @@ struct CostSource {
   std::function<models::OpCost(const models::StepShape& shape)> step_work = {};
 };
 
+/** The MoE layers' ops after attention of one deployment's plans, by their SM partition (comm_sms). */
+using MoeOpsMemos = std::map<int, models::MoeOpsMemo>;
+
 /** @brief The cost models of the deployment's model and profile (models::layer_costs, models::duration_on_sms_us);
- *  they read `d`, which must outlive them. */
-CostSource model_cost_source(const Deployment& d);
+ *  they read `d`, which must outlive them. `moe_ops` (kept across plans of `d`, used for costs without explanations:
+ *  models::QuietCosts): the MoE layers' ops after attention from it; nullptr: none kept beyond the plan. */
+CostSource model_cost_source(const Deployment& d, MoeOpsMemos* moe_ops = nullptr);
 
 /** @brief The deployment's dispatch/combine setup (network facts, node size, oversubscription, routing), shared by the
  *  single-rank and the cluster plans so both cost D and C by the same model. */
