@@ -144,13 +144,38 @@ std::string owner_of(const Scenario& s, sim::EngineKind engine, const std::vecto
 {
   return fmt::format("{}\nengine {} {}", s.step_fingerprint, sim::engine_name(engine), fmt::join(simgrid_args, " "));
 }
+/** The costs kept across the shapes of the scenario fingerprint most recently asked about (RankWorkMemo: numbers that
+ *  are the deployment's alone), shared as SharedShapes shares its values. */
+struct SharedMemo {
+  std::string owner;
+  RankWorkMemo memo;
+  RankWorkMemo& of(const std::string& who)
+  {
+    if (who != owner) {
+      memo  = RankWorkMemo{};
+      owner = who;
+    }
+    return memo;
+  }
+};
+SharedMemo& shared_memo()
+{
+  static SharedMemo m;
+  return m;
+}
 } // namespace
+
+RankWorkMemo& EngineOracle::memo()
+{
+  if (share_shapes_ && !scenario_.step_fingerprint.empty())
+    return shared_memo().of(work_owner_);
+  return rank_work_memo_;
+}
 
 RankWork EngineOracle::rank_work(const StepKey& key)
 {
-  const bool share = share_shapes_ && !scenario_.step_fingerprint.empty();
-  std::map<StepKey, RankWork>* t =
-      share ? &shared_work().of(owner_of(scenario_, sim::EngineKind::replay, {})) : nullptr;
+  const bool share               = share_shapes_ && !scenario_.step_fingerprint.empty();
+  std::map<StepKey, RankWork>* t = share ? &shared_work().of(work_owner_) : nullptr;
   if (t)
     if (auto it = t->find(key); it != t->end())
       return it->second;
@@ -161,7 +186,7 @@ RankWork EngineOracle::rank_work(const StepKey& key)
       return *w;
     }
   const models::QuietCosts quiet; // thousands of exact shapes per run: their numbers, not their explanations
-  const RankWork w = rank_work_here(scenario_, key, &rank_work_memo_);
+  const RankWork w = rank_work_here(scenario_, key, &memo());
   if (t)
     t->emplace(key, w);
   if (disk_work_)
@@ -341,11 +366,11 @@ private:
 EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string> simgrid_args, sim::EngineKind engine,
                            bool share_shapes)
     : scenario_(s), jobs_(jobs > 0 ? jobs : default_jobs()), simgrid_args_(std::move(simgrid_args)), engine_(engine),
-      share_shapes_(share_shapes)
+      share_shapes_(share_shapes), work_owner_(owner_of(s, sim::EngineKind::replay, {}))
 {
   if (const std::string dir = step_cache_dir(); !dir.empty() && !s.step_fingerprint.empty()) {
     disk_times_ = &step_disk_table(dir, owner_of(s, engine_, simgrid_args_));
-    disk_work_  = &step_disk_table(dir, owner_of(s, sim::EngineKind::replay, {}));
+    disk_work_  = &step_disk_table(dir, work_owner_);
   }
 }
 
@@ -385,7 +410,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
       in_child.push_back(i);
       continue;
     }
-    const sim::StepPlan plan = plan_at(scenario_, keys[i], &rank_work_memo_.moe_ops);
+    const sim::StepPlan plan = plan_at(scenario_, keys[i], &memo().moe_ops);
     const std::string why    = sim::replay_inexact_reason(plan);
     if (!why.empty()) {
       if (engine_ == sim::EngineKind::replay)
@@ -396,7 +421,7 @@ std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)
     const sim::Schedule sched = sim::build_schedule(plan);
     sim::StepRunOptions opt;
     opt.engine = sim::EngineKind::replay;
-    out[i] = step_time_of(scenario_, keys[i], plan, sim::run_step(plan, sched, opt).metrics, &rank_work_memo_.draft);
+    out[i]     = step_time_of(scenario_, keys[i], plan, sim::run_step(plan, sched, opt).metrics, &memo().draft);
     ++simulated_;
     ++replayed_;
   }

@@ -70,13 +70,17 @@ private:
   std::vector<std::string> simgrid_args_;
   sim::EngineKind engine_;
   bool share_shapes_;
+  std::string work_owner_; ///< whose rank work and memo this process's shared tables hold (the fingerprint's)
   StepDiskTable* disk_times_ = nullptr; ///< the on-disk cache's tables (nullptr: off)
   StepDiskTable* disk_work_  = nullptr;
   long simulated_            = 0;
   long replayed_             = 0;
   /** The process that forks the step children (see EngineOracle.cpp), started at the first shape that needs one. */
   std::unique_ptr<StepChildServer> children_;
-  RankWorkMemo rank_work_memo_; ///< rank_work's costs kept across its shapes
+  RankWorkMemo rank_work_memo_; ///< rank_work's costs kept across its shapes (without share_shapes)
+  /** The costs kept across shapes: with share_shapes this process's for the scenario fingerprint (the points that
+   *  share shapes share them), else rank_work_memo_. */
+  RankWorkMemo& memo();
 };
 
 /** @brief One rank's own work at `key` (RankWork) from the plan the engine would run: no SimGrid. `memo`: costs of

@@ -92,6 +92,45 @@ TEST_CASE("serving::EngineOracle: the replay oracle gives SimGrid's step times, 
     CHECK(c[i].step_us == b[i].step_us);
 }
 
+TEST_CASE("serving::EngineOracle: oracles sharing a fingerprint's kept costs give each shape's own rank work and step "
+          "time, bit for bit",
+          "[quick]")
+{
+  test::TempDir dir;
+  // A seed no other test uses; MTP, so that the draft's memo is shared too.
+  const std::string mtp = "enable_dbo: true, all2all_backend: deepep_low_latency}\nspeculative_config: {method: "
+                          "deepseek_mtp, num_speculative_tokens: 1, acceptance_rate: 0.8";
+  const Scenario s      = load_scenario(dir.write("s.yaml", scenario_text(", num_prompts: 2", mtp, 434343)));
+  const Scenario twin   = load_scenario(dir.write("t.yaml", scenario_text(", num_prompts: 7", mtp, 434343)));
+  REQUIRE(s.step_fingerprint == twin.step_fingerprint);
+  // The first oracle fills the kept costs at shapes whose kernels' keys the second's shapes share (equal tokens,
+  // other requests and KV lengths), and one the second does not ask for.
+  const std::vector<StepKey> first{{{models::Phase::decode, 64, 32, 1024}},
+                                   {{models::Phase::prefill, 512, 2, 300}},
+                                   {{models::Phase::decode, 16, 16, 2000}}};
+  const std::vector<StepKey> second{{{models::Phase::decode, 64, 32, 777}},
+                                    {{models::Phase::decode, 64, 20, 4000}},
+                                    {{models::Phase::prefill, 512, 3, 900}}};
+  EngineOracle filler(s, 1, {}, sim::EngineKind::replay, true);
+  for (const StepKey& k : first)
+    filler.rank_work(k);
+  filler.simulate(first);
+  EngineOracle shared(twin, 1, {}, sim::EngineKind::replay, true);
+  EngineOracle alone(twin, 1, {}, sim::EngineKind::replay); // its own costs, none kept from another oracle
+  const std::vector<StepTime> a = shared.simulate(second);
+  const std::vector<StepTime> b = alone.simulate(second);
+  for (std::size_t i = 0; i < second.size(); ++i) {
+    INFO(second[i].to_string());
+    const RankWork x = shared.rank_work(second[i]), y = alone.rank_work(second[i]);
+    CHECK(x.attention_us == y.attention_us);
+    CHECK(x.step_work_us == y.step_work_us);
+    CHECK(x.draft_us == y.draft_us);
+    CHECK(x.draft_us > 0);
+    CHECK(a[i].step_us == b[i].step_us);
+    CHECK(a[i].draft_us == b[i].draft_us);
+  }
+}
+
 TEST_CASE("serving::cli: sweeps and serving runs print the same bytes on SimGrid and on the replay", "[slow]")
 {
   test::TempDir dir;
