@@ -1,7 +1,7 @@
 /* dbosim sweep: writes every point of the `sweep:` section as points/NNNN/scenario.yaml and checks each against the
  * parameter table before any runs (a bad value is exit 2 at its sweep line). Under --engine auto or replay (auto is
  * the default) -j worker processes run the points in-process, as `dbosim run` would but without a trace, each taking
- * the next group of points as it finishes one (the groups with the most requests first): points with the same step
+ * the next group of points as it finishes one (the groups with the most work first): points with the same step
  * fingerprint are one group, run one after the other, so that they share their simulated step shapes; a SimGrid point
  * runs in a child of its worker (one simulation per process). Under --engine simgrid,
  * and for any point a dead worker left, each point is `dbosim run` in its own process, at most -j at once. --resume
@@ -166,12 +166,12 @@ InputError point_error(std::string what, const std::string& key, const std::stri
                                 message_without_location(std::move(what), file)));
 }
 
-/** @brief What a point's scenario says before it runs: the step fingerprint it shares shapes under, and its requests
- *  (workload.num_prompts; 1 for a one-step point), what the workers start first: a serving point's time grows with
- *  them. */
+/** @brief What a point's scenario says before it runs: the step fingerprint it shares shapes under, and its work, what
+ *  the workers start first: a serving point's time grows with its requests (workload.num_prompts; 1 for a one-step
+ *  point) and its DP ranks (each one's own work is priced at every step). */
 struct PointCheck {
   std::string fingerprint;
-  double requests = 1;
+  double work = 1;
 };
 
 /** @brief Loads one point's scenario (every key against the parameter table and the cross rules) before any point
@@ -181,7 +181,7 @@ PointCheck check_point(const std::string& file, const std::string& scenario, con
 {
   try {
     const Scenario s = load_scenario(file);
-    return {s.step_fingerprint, static_cast<double>(std::max(1, s.requests.num_prompts))};
+    return {s.step_fingerprint, static_cast<double>(std::max(1, s.requests.num_prompts)) * std::max(1, s.parallel.dp)};
   } catch (const InputError& e) {
     throw point_error(e.what(), e.key(), file, scenario, axes, idx, index);
   }
@@ -424,11 +424,11 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
 }
 
 /** @brief The points of `todo` in groups of one step fingerprint (a point without one alone), the heaviest first
- *  (most requests in all; ties in point order): the workers take the next group as they finish one, so that the
- *  longest runs start first and none waits at the end behind a static share. */
+ *  (most work in all, PointCheck::work; ties in point order): the workers take the next group as they finish one, so
+ * that the longest runs start first and none waits at the end behind a static share. */
 std::vector<std::vector<std::size_t>> point_groups(const std::vector<std::size_t>& todo,
                                                    const std::vector<std::string>& fingerprint,
-                                                   const std::vector<double>& requests)
+                                                   const std::vector<double>& work)
 {
   std::map<std::string, std::vector<std::size_t>> by_fingerprint;
   std::vector<std::vector<std::size_t>> groups;
@@ -442,7 +442,7 @@ std::vector<std::vector<std::size_t>> point_groups(const std::vector<std::size_t
   auto weight = [&](const std::vector<std::size_t>& g) {
     double w = 0;
     for (const std::size_t i : g)
-      w += requests[i];
+      w += work[i];
     return w;
   };
   std::sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
@@ -610,7 +610,7 @@ struct SweepPoints {
   std::vector<int> rc;
   std::vector<std::string> fingerprint;
   std::vector<std::string> keys; ///< per point, its key in the point cache (empty: not kept there)
-  std::vector<double> requests;  ///< per point, its requests (PointCheck::requests)
+  std::vector<double> work;      ///< per point, its work (PointCheck::work)
   std::string cache_dir;         ///< the point cache's folder (serving/PointDiskCache); empty: none
   std::size_t resumed = 0;       ///< points an earlier run finished (--resume)
   std::size_t cached  = 0;       ///< points read from the point cache
@@ -626,7 +626,7 @@ void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::N
   pts.rc.assign(count, -1);
   pts.fingerprint.assign(count, "");
   pts.keys.assign(count, "");
-  pts.requests.assign(count, 1);
+  pts.work.assign(count, 1);
   // points run in the workers are kept in the point cache, and a point found there is not run again
   pts.cache_dir = engine != sim::EngineKind::simgrid ? serving::step_cache_dir() : std::string();
   std::optional<serving::PointDiskCache> cache;
@@ -658,7 +658,7 @@ void write_points(const SweepOptions& opt, sim::EngineKind engine, const YAML::N
     }
     PointCheck c       = check_point(file, opt.scenario, axes, pts.indices[i], i);
     pts.fingerprint[i] = std::move(c.fingerprint);
-    pts.requests[i]    = c.requests;
+    pts.work[i]        = c.work;
   }
 }
 
@@ -683,8 +683,8 @@ int run_points(const SweepOptions& opt, sim::EngineKind engine, int jobs, const 
     for (std::size_t i = 0; i < count; ++i)
       if (rc[i] != 0)
         todo.push_back(i);
-    run_in_workers(point_groups(todo, pts.fingerprint, pts.requests), jobs, pts.dirs, pts.keys, opt.engine, rc, done,
-                   bar, resumed);
+    run_in_workers(point_groups(todo, pts.fingerprint, pts.work), jobs, pts.dirs, pts.keys, opt.engine, rc, done, bar,
+                   resumed);
   }
   while (done < count && !StopOnSignal::requested()) {
     while (next < count && static_cast<int>(running.size()) < jobs && !StopOnSignal::requested()) {
