@@ -2,6 +2,7 @@
 
 #include "base/AtomicFile.hpp"
 #include "base/ChildProcess.hpp"
+#include "base/Cores.hpp"
 #include "base/InputError.hpp"
 #include "base/SelfExe.hpp"
 #include "cli/ServingCommand.hpp"
@@ -291,8 +292,10 @@ int plan_command(const PlanOptions& opt)
   for (const PlanPoint& p : points)
     if (static_cast<int>(p.index % static_cast<std::size_t>(mpi.size())) == mpi.rank())
       mine.push_back(p);
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores / mpi.local_size()));
+  // Default: the cores this rank may run on; where mpirun bound it (its default for a few ranks a node: one core
+  // each) those are its own, else the machine's shared by the node's ranks.
+  const int cores = usable_cores();
+  const int jobs  = opt.jobs > 0 ? opt.jobs : std::max(1, bound_to_fewer_cores() ? cores : cores / mpi.local_size());
   if (mpi.rank() == 0) {
     fmt::print(stderr, "dbosim plan: {} points over {} rank(s), {} at once per rank\n", points.size(), mpi.size(),
                jobs);

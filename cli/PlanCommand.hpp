@@ -9,7 +9,7 @@ namespace dbosim::cli {
 struct PlanOptions {
   std::string plan;
   std::string out_dir = "out/plan";
-  int jobs            = 0;      ///< points at once per rank; 0: this machine's cores shared by its ranks
+  int jobs            = 0;      ///< points at once per rank; 0: its bound cores, else the machine's shared by its ranks
   std::string engine  = "auto"; ///< the points' engine (SweepOptions::engine)
 };
 

@@ -44,7 +44,7 @@ int serving_command(const Scenario& s, const std::string& out_dir, const std::ve
 struct SweepOptions {
   std::string scenario;
   std::string out_dir = "out";
-  int jobs            = 0; ///< points at once; 0: the machine's cores
+  int jobs            = 0; ///< points at once; 0: the cores this process may run on (base/Cores)
   std::string dbosim;      ///< the program each point runs; empty: this one (/proc/self/exe)
   bool resume = false;     ///< keep points whose scenario is unchanged and whose summary.json an earlier run wrote
   /** --engine: simgrid runs every point as `dbosim run` in its own process (the reference path); replay and auto

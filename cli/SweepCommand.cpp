@@ -16,6 +16,7 @@
 
 #include "base/AtomicFile.hpp"
 #include "base/ChildProcess.hpp"
+#include "base/Cores.hpp"
 #include "base/InputError.hpp"
 #include "base/SelfExe.hpp"
 #include "cli/Commands.hpp"
@@ -945,9 +946,8 @@ int sweep_command(const SweepOptions& opt)
   sweepless.remove("sweep");
   const fs::path scenario_dir = fs::path(opt.scenario).parent_path();
   SweepPoints pts;
-  pts.indices      = sweep_point_indices(axes);
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const int jobs   = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1L, cores));
+  pts.indices    = sweep_point_indices(axes);
+  const int jobs = opt.jobs > 0 ? opt.jobs : usable_cores();
   if (opt.table_only)
     return sweep_table_only(opt, base, sweepless, axes, pts.indices, jobs);
   const std::string exe = opt.dbosim.empty() ? self_exe("dbosim sweep") : opt.dbosim;

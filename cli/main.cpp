@@ -57,7 +57,7 @@ CLI::App* add_sweep_command(CLI::App& app, cli::SweepOptions& sweep_opt)
   CLI::App* sweep = app.add_subcommand("sweep", "Run every point of a scenario's sweep: section (-j worker processes)");
   sweep->add_option("scenario", sweep_opt.scenario, "Scenario YAML with a sweep: section")->required();
   sweep->add_option("--out", sweep_opt.out_dir, "Output folder (points/NNNN/, sweep.csv)")->capture_default_str();
-  sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the machine's cores)")
+  sweep->add_option("-j,--jobs", sweep_opt.jobs, "Points at once (default: the cores this process may run on)")
       ->check(CLI::Range(0, 4096));
   sweep->add_flag("--resume", sweep_opt.resume,
                   "Keep the points an earlier sweep into the same --out finished (same point scenario, exit 0)");
@@ -82,7 +82,9 @@ CLI::App* add_plan_command(CLI::App& app, cli::PlanOptions& plan_opt)
   plan->add_option("plan", plan_opt.plan, "Plan YAML (see plans/)")->required();
   plan->add_option("--out", plan_opt.out_dir, "Output folder (points.csv, report.md, report.html)")
       ->capture_default_str();
-  plan->add_option("-j,--jobs", plan_opt.jobs, "Points at once per rank (default: the cores / ranks per machine)")
+  plan->add_option(
+          "-j,--jobs", plan_opt.jobs,
+          "Points at once per rank (default: the cores the rank is bound to, else the machine's / its ranks there)")
       ->check(CLI::Range(0, 4096));
   plan->add_option("--engine", plan_opt.engine, "The points' engine, as for sweep: auto, replay or simgrid")
       ->check(CLI::IsMember(sim::engine_name_list()))

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #ifdef DBOSIM_HAVE_MPI
@@ -26,9 +27,10 @@ struct OpenMpi {
   decltype(&MPI_Comm_split_type) comm_split_type;
   decltype(&MPI_Comm_free) comm_free;
   decltype(&MPI_Gather) gather;
-  decltype(&MPI_Gatherv) gatherv;
+  decltype(&MPI_Send) send;
+  decltype(&MPI_Recv) recv;
   MPI_Comm world;
-  MPI_Datatype int_type, char_type;
+  MPI_Datatype long_long_type, char_type;
   MPI_Info info_null;
 
   template <typename T> void sym(T& out, const char* name)
@@ -50,9 +52,10 @@ struct OpenMpi {
     sym(comm_split_type, "MPI_Comm_split_type");
     sym(comm_free, "MPI_Comm_free");
     sym(gather, "MPI_Gather");
-    sym(gatherv, "MPI_Gatherv");
+    sym(send, "MPI_Send");
+    sym(recv, "MPI_Recv");
     sym(world, "ompi_mpi_comm_world");
-    sym(int_type, "ompi_mpi_int");
+    sym(long_long_type, "ompi_mpi_long_long_int");
     sym(char_type, "ompi_mpi_char");
     sym(info_null, "ompi_mpi_info_null");
   }
@@ -114,25 +117,27 @@ std::vector<std::string> MpiSession::gather(const std::string& mine) const
   if (!active_)
     return {mine};
 #ifdef DBOSIM_HAVE_MPI
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
-  OpenMpi& m = openmpi();
-  m.gather(&len, 1, m.int_type, lens.data(), 1, m.int_type, 0, m.world);
-  std::string all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      offsets[static_cast<std::size_t>(r)] = total;
-      total += lens[static_cast<std::size_t>(r)];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  m.gatherv(mine.data(), len, m.char_type, all.data(), lens.data(), offsets.data(), m.char_type, 0, m.world);
+  // Lengths in 64 bits, then each rank's text to rank 0 in messages of at most 1 GiB (an MPI count is an int: one
+  // Gatherv of every rank's text would overflow past 2 GiB in all, ~4 KB a point for 10^5+ points).
+  constexpr std::size_t max_message = std::size_t{1} << 30;
+  OpenMpi& m                        = openmpi();
+  long long len                     = static_cast<long long>(mine.size());
+  std::vector<long long> lens(static_cast<std::size_t>(size_));
+  m.gather(&len, 1, m.long_long_type, lens.data(), 1, m.long_long_type, 0, m.world);
   std::vector<std::string> out;
-  if (rank_ == 0)
-    for (int r = 0; r < size_; ++r)
-      out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-                               static_cast<std::size_t>(lens[static_cast<std::size_t>(r)])));
+  if (rank_ != 0) {
+    for (std::size_t at = 0; at < mine.size(); at += max_message)
+      m.send(mine.data() + at, static_cast<int>(std::min(max_message, mine.size() - at)), m.char_type, 0, 0, m.world);
+    return out;
+  }
+  out.push_back(mine);
+  for (int r = 1; r < size_; ++r) {
+    std::string text(static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]), '\0');
+    for (std::size_t at = 0; at < text.size(); at += max_message)
+      m.recv(text.data() + at, static_cast<int>(std::min(max_message, text.size() - at)), m.char_type, r, 0, m.world,
+             MPI_STATUS_IGNORE);
+    out.push_back(std::move(text));
+  }
   return out;
 #else
   return {mine};

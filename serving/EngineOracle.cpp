@@ -4,6 +4,7 @@
 
 #include "base/ByteIo.hpp"
 #include "base/ChildProcess.hpp"
+#include "base/Cores.hpp"
 #include "base/InputError.hpp"
 #include "models/AttentionOps.hpp"
 #include "models/CostExplain.hpp"
@@ -234,8 +235,7 @@ int default_jobs()
 {
   if (const char* env = std::getenv("DBOSIM_ORACLE_JOBS"); env && std::atoi(env) > 0)
     return std::atoi(env);
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
+  return usable_cores();
 }
 
 /** One step shape simulated in a forked child; its StepTime as bytes. */
