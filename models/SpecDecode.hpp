@@ -83,7 +83,7 @@ DraftCost draft_cost(const ModelSpec& model, const HwProfile& hw, const Parallel
  *  kernels after the block by the requests; the MoE ops by tokens, MoeOpsMemo), only the kernels that read the context
  *  (a0_context_kernels, a1_context_kernels) timed again, and the pass summed in series as draft_cost sums it; each
  *  pass's block checked as sim::scenario_draft_cost checks it (check_layer_bounds). For the serving oracle, which
- * prices the draft at every DP rank's exact shape.
+ *  prices the draft at every DP rank's exact shape.
  *  @throws std::invalid_argument as draft_cost; InternalError when a context kernel is not named once in its op. */
 class DraftMemo {
 public:
