@@ -282,6 +282,7 @@ std::string run_points_here(const std::vector<std::size_t>& mine, const std::vec
       store_point(keys[i], dirs[i], inputs.files());
     send_done(done_fd, i, rc);
   }
+  serving::save_step_disk_tables(); // the group's shapes, once (the points' oracles share them and leave it to here)
   return {};
 }
 

@@ -376,10 +376,12 @@ EngineOracle::EngineOracle(const Scenario& s, int jobs, std::vector<std::string>
 
 EngineOracle::~EngineOracle()
 {
-  // A write that fails leaves the cache colder, never a result different.
-  for (StepDiskTable* t : {disk_times_, disk_work_})
-    if (t)
-      t->save();
+  // A write that fails leaves the cache colder, never a result different. Oracles that share shapes (a sweep's or
+  // plan's workers) leave it to their worker, once per group of points (save_step_disk_tables).
+  if (!share_shapes_)
+    for (StepDiskTable* t : {disk_times_, disk_work_})
+      if (t)
+        t->save();
 }
 
 std::vector<StepTime> EngineOracle::simulate(const std::vector<StepKey>& keys)

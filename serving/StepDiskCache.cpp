@@ -295,13 +295,26 @@ bool StepDiskTable::save()
   return true;
 }
 
-StepDiskTable& step_disk_table(const std::string& dir, const std::string& owner)
+namespace {
+std::map<std::pair<std::string, std::string>, std::unique_ptr<StepDiskTable>>& open_tables()
 {
   static std::map<std::pair<std::string, std::string>, std::unique_ptr<StepDiskTable>> open;
-  std::unique_ptr<StepDiskTable>& t = open[{dir, owner}];
+  return open;
+}
+} // namespace
+
+StepDiskTable& step_disk_table(const std::string& dir, const std::string& owner)
+{
+  std::unique_ptr<StepDiskTable>& t = open_tables()[{dir, owner}];
   if (!t)
     t = std::make_unique<StepDiskTable>(dir, owner);
   return *t;
+}
+
+void save_step_disk_tables()
+{
+  for (auto& [owner, t] : open_tables())
+    t->save(); // a write that fails leaves the cache colder, never a result different
 }
 
 } // namespace dbosim::serving

@@ -82,4 +82,8 @@ private:
 /** @brief This process's table for `owner` in `dir` (one per owner, reloaded when its file changed since). */
 StepDiskTable& step_disk_table(const std::string& dir, const std::string& owner);
 
+/** @brief Saves every table this process opened (StepDiskTable::save): a worker of a sweep or plan saves once per
+ *  group of points, not at each point (each save rewrites its owner's whole file). */
+void save_step_disk_tables();
+
 } // namespace dbosim::serving

@@ -115,6 +115,11 @@ plan:
   run_plan("plain", "");
   const std::string cold = run_plan("cold", " --step-cache " + cache);
   CHECK(cold.find("point cache:") == std::string::npos);
+  // The workers saved their groups' step shapes too (once a group, serving::save_step_disk_tables).
+  std::size_t step_tables = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache))
+    step_tables += entry.path().extension() == ".steps" ? 1 : 0;
+  CHECK(step_tables > 0);
   const std::string warm = run_plan("warm", " --step-cache " + cache);
   CHECK(warm.find("point cache: 2 of 2 points read from") != std::string::npos);
   const std::string expected = read(dir.path() + "/plain/points.csv");
