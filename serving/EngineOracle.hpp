@@ -47,7 +47,8 @@ public:
    *  shape once. Only for a scenario as loaded from its file (a Scenario changed in code keeps its file's
    *  fingerprint). */
   /** With the on-disk step cache on (serving/StepDiskCache: DBOSIM_STEP_CACHE), a shape found there is not simulated,
-   *  and the shapes simulated here are added to it when the oracle ends. */
+   *  and the shapes simulated here are added to it when the oracle ends (with share_shapes, when its worker ends a
+   *  group of points: serving::save_step_disk_tables). */
   explicit EngineOracle(const Scenario& s, int jobs = 0, std::vector<std::string> simgrid_args = {},
                         sim::EngineKind engine = sim::EngineKind::simgrid, bool share_shapes = false);
   ~EngineOracle() override;
