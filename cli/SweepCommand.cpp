@@ -426,8 +426,8 @@ std::string price_points_here(const std::vector<std::size_t>& mine, const PointS
 }
 
 /** @brief The points of `todo` in groups of one step fingerprint (a point without one alone), the heaviest first
- *  (most work in all, PointCheck::work; ties in point order): the workers take the next group as they finish one, so
- * that the longest runs start first and none waits at the end behind a static share. */
+ *  (most work in all, PointCheck::work; ties in point order): the workers take the next group as they finish one,
+ *  so that the longest runs start first and none waits at the end behind a static share. */
 std::vector<std::vector<std::size_t>> point_groups(const std::vector<std::size_t>& todo,
                                                    const std::vector<std::string>& fingerprint,
                                                    const std::vector<double>& work)
