@@ -467,10 +467,9 @@ void add_moe_ops(const ModelSpec& model, const HwProfile& hw, const ParallelSpec
   }
 }
 
-} // namespace
-
-LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       bool moe_layer, const CommSetup& comm)
+/** layer_costs, with a MoE layer's ops after attention from `memo` when there is one. */
+LayerCosts layer_costs_kept(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par,
+                            const StepShape& shape, bool moe_layer, const CommSetup& comm, MoeOpsMemo* memo)
 {
   check_inputs(model, par, shape, moe_layer, comm.routing.redundant_experts);
   LayerCosts out;
@@ -484,28 +483,34 @@ LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const Parall
     out.ops.push_back(sum_kernels(hw, OpKind::MLP, "gemm", std::move(ffn)));
     return out;
   }
-  add_moe_ops(model, hw, par, shape, comm, out);
-  return out;
-}
-
-LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
-                       const CommSetup& comm, MoeOpsMemo& memo)
-{
-  check_inputs(model, par, shape, true, comm.routing.redundant_experts);
-  LayerCosts out;
-  out.moe = true;
-  out.ops.push_back(sum_kernels(hw, OpKind::A0, "gemm", attention_a0_kernels(model, par, shape)));
-  out.ops.push_back(attention_a1_cost(model, hw, par, shape, true, comm));
-  auto at = memo.by_tokens.find(shape.tokens);
-  if (at == memo.by_tokens.end()) {
+  if (!memo) {
+    add_moe_ops(model, hw, par, shape, comm, out);
+    return out;
+  }
+  auto at = memo->by_tokens.find(shape.tokens);
+  if (at == memo->by_tokens.end()) {
     LayerCosts moe;
-    add_moe_ops(model, hw, par, shape, comm, moe, &memo);
-    at = memo.by_tokens.emplace(shape.tokens, std::move(moe)).first;
+    add_moe_ops(model, hw, par, shape, comm, moe, memo);
+    at = memo->by_tokens.emplace(shape.tokens, std::move(moe)).first;
   }
   out.ops.insert(out.ops.end(), at->second.ops.begin(), at->second.ops.end());
   out.hot_rank_load = at->second.hot_rank_load;
   out.straggler_us  = at->second.straggler_us;
   return out;
+}
+
+} // namespace
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       bool moe_layer, const CommSetup& comm)
+{
+  return layer_costs_kept(model, hw, par, shape, moe_layer, comm, nullptr);
+}
+
+LayerCosts layer_costs(const ModelSpec& model, const HwProfile& hw, const ParallelSpec& par, const StepShape& shape,
+                       const CommSetup& comm, MoeOpsMemo& memo)
+{
+  return layer_costs_kept(model, hw, par, shape, true, comm, &memo);
 }
 
 } // namespace dbosim::models
