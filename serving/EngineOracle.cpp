@@ -116,53 +116,40 @@ RankWork rank_work_here(const Deployment& v, const StepKey& key, RankWorkMemo* m
 }
 
 namespace {
-/** Step times or rank work already computed in this process for the scenario fingerprint (and engine) most recently
- *  asked about: the points of a sweep or a plan that differ only in their request stream (a concurrency axis) share
- *  their shapes. One owner at a time, so that memory stays one group's (the sweep runs a group's points together). */
-template <class V> struct SharedShapes {
+/** What this process keeps for the scenario fingerprint (and engine) most recently asked about: step times, rank work
+ *  and the costs kept across shapes (RankWorkMemo), which the points of a sweep or a plan that differ only in their
+ *  request stream (a concurrency axis) share. One owner at a time, so that memory stays one group's (the sweep runs a
+ *  group's points together). */
+template <class T> struct SharedByOwner {
   std::string owner;
-  std::map<StepKey, V> values;
-  std::map<StepKey, V>& of(const std::string& who)
+  T value;
+  T& of(const std::string& who)
   {
     if (who != owner) {
-      values.clear();
+      value = T{};
       owner = who;
     }
-    return values;
+    return value;
   }
 };
-SharedShapes<StepTime>& shared_times()
+SharedByOwner<std::map<StepKey, StepTime>>& shared_times()
 {
-  static SharedShapes<StepTime> s;
+  static SharedByOwner<std::map<StepKey, StepTime>> s;
   return s;
 }
-SharedShapes<RankWork>& shared_work()
+SharedByOwner<std::map<StepKey, RankWork>>& shared_work()
 {
-  static SharedShapes<RankWork> s;
+  static SharedByOwner<std::map<StepKey, RankWork>> s;
   return s;
+}
+SharedByOwner<RankWorkMemo>& shared_memo()
+{
+  static SharedByOwner<RankWorkMemo> m;
+  return m;
 }
 std::string owner_of(const Scenario& s, sim::EngineKind engine, const std::vector<std::string>& simgrid_args)
 {
   return fmt::format("{}\nengine {} {}", s.step_fingerprint, sim::engine_name(engine), fmt::join(simgrid_args, " "));
-}
-/** The costs kept across the shapes of the scenario fingerprint most recently asked about (RankWorkMemo: numbers that
- *  are the deployment's alone), shared as SharedShapes shares its values. */
-struct SharedMemo {
-  std::string owner;
-  RankWorkMemo memo;
-  RankWorkMemo& of(const std::string& who)
-  {
-    if (who != owner) {
-      memo  = RankWorkMemo{};
-      owner = who;
-    }
-    return memo;
-  }
-};
-SharedMemo& shared_memo()
-{
-  static SharedMemo m;
-  return m;
 }
 } // namespace
 
