@@ -188,8 +188,18 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
   for (const StepShape& s : draft_pass_shapes(spec, target)) {
     const std::vector<KernelWork> a0_context = a0_context_kernels(model, par, s);
     const std::vector<KernelWork> a1_context = a1_context_kernels(model, par, s);
-    auto key                                 = std::make_pair(attention_a0_shared_key(s), attention_a1_shared_key(s));
-    auto at                                  = entries_.find(key);
+    auto rows_at                             = row_us_.find(s.batch);
+    if (rows_at == row_us_.end()) {
+      std::vector<KernelWork> rows;
+      add_head_row_kernels(rows, model, par, s);
+      std::vector<double> us;
+      for (const KernelWork& k : rows)
+        us.push_back(kernel_time(hw, k).us);
+      rows_at = row_us_.emplace(s.batch, std::move(us)).first;
+    }
+    const std::vector<double>& row_us = rows_at->second;
+    auto key                          = std::make_pair(attention_a0_shared_key(s), attention_a1_shared_key(s));
+    auto at                           = entries_.find(key);
     if (at == entries_.end()) {
       Entry e;
       const DraftPassCost p = pass_cost(model, hw, par, s, comm, issue, &e.kernel_us, &moe_ops_);
@@ -198,9 +208,7 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
         throw InternalError("draft pass: the MTP block does not begin with A0 and A1");
       // The series: the head's kernels (its row kernels last), then each op's (A0's and A1's in their kernel lists'
       // order).
-      std::vector<KernelWork> rows;
-      add_head_row_kernels(rows, model, par, s);
-      e.rows_first               = static_cast<std::size_t>(p.head_kernels) - rows.size();
+      e.rows_first               = static_cast<std::size_t>(p.head_kernels) - row_us.size();
       const std::size_t a0_first = static_cast<std::size_t>(p.head_kernels);
       const std::size_t a1_first = a0_first + p.block.ops[0].parts.size();
       add_context_positions(a0_context, attention_a0_kernels(model, par, s), a0_first, "draft pass A0", e.context);
@@ -212,16 +220,6 @@ double DraftMemo::us(const ModelSpec& model, const HwProfile& hw, const Parallel
     if (e.context.size() != a0_context.size() + a1_context.size())
       throw InternalError(fmt::format("draft pass: {} context kernels where its key had {}",
                                       a0_context.size() + a1_context.size(), e.context.size()));
-    auto rows_at = row_us_.find(s.batch);
-    if (rows_at == row_us_.end()) {
-      std::vector<KernelWork> rows;
-      add_head_row_kernels(rows, model, par, s);
-      std::vector<double> us;
-      for (const KernelWork& k : rows)
-        us.push_back(kernel_time(hw, k).us);
-      rows_at = row_us_.emplace(s.batch, std::move(us)).first;
-    }
-    const std::vector<double>& row_us = rows_at->second;
     std::vector<double> context_us; // in e.context's order: A0's, then A1's
     context_us.reserve(e.context.size());
     for (const std::vector<KernelWork>* list : {&a0_context, &a1_context})
