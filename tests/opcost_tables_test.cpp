@@ -126,6 +126,36 @@ TEST_CASE("models::KernelCost: a dim between two tables (MLA decode's context) i
   CHECK(kernel_time(hw, exact_only).bound != Bound::table);
 }
 
+TEST_CASE("models::KernelCost: a grouped GEMM between two expert counts' tables is linear between them, not the "
+          "roofline",
+          "[quick]")
+{
+  // The tables hold 8 and 16 experts (as the shipped H200 profile does); EP32 over 288 slots puts 9 on a rank.
+  HwProfile hw = dbosim::test::h200_like();
+  for (int e : {8, 16}) {
+    OpTable t;
+    t.family       = "grouped_gemm_fp8";
+    t.dims         = {{"experts", e}, {"n", 4096}, {"k", 7168}};
+    t.us_by_tokens = Curve{{256, 4096}, {e * 20.0, e * 300.0}, ""}; // 8: 160 / 2400 us, 16: 320 / 4800 us
+    hw.tables.push_back(t);
+  }
+  // 9 experts of 4096 rows each: 2400 + (1/8) x (4800 - 2400) = 2700 us, past the roofline's ~1660 us
+  const KernelTime nine =
+      kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 9 * 4096.0, 9, 9, 4096, 7168, DType::fp8));
+  CHECK(nine.bound == Bound::table);
+  CHECK(nine.us == Approx(2700));
+  CHECK(nine.method.find("linear in experts between 8 and 16 at 9") != std::string::npos);
+  // Past the last token count: each table's throughput at its last point (8192 rows: 2 x 2700 us).
+  CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 9 * 8192.0, 9, 9, 4096, 7168, DType::fp8)).us ==
+        Approx(5400));
+  // Only 5 of the 9 experts hold tokens: the active share of the 9-expert time at the active experts' rows.
+  CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 5 * 4096.0, 5, 9, 4096, 7168, DType::fp8)).us ==
+        Approx(2700 * 5.0 / 9));
+  // Outside the tables' range of experts (36 at EP8 over 288 slots): the roofline.
+  CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 36 * 4096.0, 36, 36, 4096, 7168, DType::fp8)).bound !=
+        Bound::table);
+}
+
 TEST_CASE("models::OpTables: the family index finds the table a scan finds, a profile changed since is scanned",
           "[quick]")
 {
