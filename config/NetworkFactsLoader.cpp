@@ -136,6 +136,8 @@ models::NetworkFacts parse_network_facts(const std::string& path)
   };
   f.deepep_ll_dispatch_recv_fixed_us = recv_fixed_us("deepep_ll_dispatch_recv_fixed");
   f.deepep_ll_combine_recv_fixed_us  = recv_fixed_us("deepep_ll_combine_recv_fixed");
+  f.deepep_ht_internode_efficiency   = sourced_entry(root, "deepep_ht_internode_efficiency", f,
+                                                     [](YamlMap& e) { return e.get_double("value", 0.1, 1.0); });
   f.ht_chunks                        = ht_chunks(root, f);
   mori(root, f);
   scale_up(root, f);

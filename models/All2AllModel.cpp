@@ -426,8 +426,10 @@ std::vector<RankComm> deepep_ht(OpKind kind, const RoutingRows& rm, const All2Al
     const double t_nvl =
         std::max(c.nvlink_bytes / nvl_bw * 1e6, mesh_pair_us(pair, b * n.ht_chunk_tokens(rm.ep, dispatch, true), ctx));
     const double t_rdma = rdma_us(c.rdma_bytes, spine, nic_bw, ctx);
-    // The NVLink forwarding is pipelined behind the RDMA chunks.
-    c.duration_us = n.deepep_call_fixed_us + lat + std::max(t_nvl, t_rdma);
+    // The NVLink forwarding is pipelined behind the RDMA chunks; across nodes both stages run at the internode
+    // kernels' share of their rate.
+    const double stage_efficiency = internode ? n.deepep_ht_internode_efficiency : 1.0;
+    c.duration_us                 = n.deepep_call_fixed_us + lat + std::max(t_nvl, t_rdma) / stage_efficiency;
     // DeepEP's tests divide by: intranode, the bytes received over NVLink (own copies included); internode, the
     // "RDMA send" bytes, counted as one copy per (token, node) over every node the token goes to, its own included
     // (test_internode.py: num_rdma_token_sent) — which is why that figure can exceed the NIC's rate.
