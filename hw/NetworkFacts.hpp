@@ -30,8 +30,8 @@ struct NetworkFacts {
   double deepep_ll_dispatch_recv_fixed_us = 0;
   double deepep_ll_combine_recv_fixed_us  = 0;
   /** DeepEP high-throughput across nodes: the share of its link stages' modelled rate (the larger of the NVLink
-   *  forwarding and the RDMA stage) that the internode kernels reach, in (0, 1]: their SMs split between RDMA senders,
-   *  NVLink forwarders and receivers, where the intranode kernels spend every warp on NVLink. */
+   *  forwarding and the RDMA stage) that the internode kernels reach, in [0.1, 1]: their SMs split between RDMA
+   *  senders, NVLink forwarders and receivers, where the intranode kernels spend every warp on NVLink. */
   double deepep_ht_internode_efficiency = 1;
   int leaf_switch_down_ports            = 0; ///< GPUs (rails) under one leaf switch of the rail-optimised fat tree
   /** DeepEP high-throughput: tokens per chunk (one message and one tail-flag update) by EP size, as DeepEP's
