@@ -2,10 +2,10 @@
 """dbosim calibration: absorbed MLA decode with FlashMLA (deepseek-ai/FlashMLA), the kernel vLLM and SGLang run for
 MLA decode on Hopper. Builds FlashMLA's dense sm90 decode (the split-KV kernel, its scheduling-metadata kernel and
 its combine kernel; nothing else of FlashMLA) as a PyTorch extension from a FlashMLA checkout, checks it against a
-float32 reference, then times the calibration grid of mla_decode (calibrate/SuitePlan.cpp) and appends family
-"mla_decode_flashmla" to the raw-results file (same JSON lines as dbosim-calibrate-run; resumable: keys already present
-are skipped). One query token per request; K is the 576-wide cache entry (512 latent + 64 rope), V its first 512
-columns; paged KV, page 64; BF16.
+float32 reference, then times the calibration grid of mla_decode (calibrate/SuitePlan.cpp) and the short contexts 64,
+128 and 256 below it, and appends family "mla_decode_flashmla" to the raw-results file (same JSON lines as
+dbosim-calibrate-run; resumable: keys already present are skipped). One query token per request; K is the 576-wide
+cache entry (512 latent + 64 rope), V its first 512 columns; paged KV, page 64; BF16.
 
 Each point is timed as vLLM runs it per layer: the scheduling metadata is computed once (vLLM: once per step, shared by
 all layers), then the decode + combine kernels are timed like the other families: CUDA events around each repeat, each
@@ -185,7 +185,7 @@ def environment(commit, cutlass_commit):
 
 
 def grid(quick):
-    contexts = [1024, 8192] if quick else [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    contexts = [1024, 8192] if quick else [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
     batches = [1, 16, 128] if quick else [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256]  # token_grid(1, 256, 16)
     for H in [128] if quick else [128, 64, 16]:
         for ctx in contexts:

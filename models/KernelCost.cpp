@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace dbosim::models {
@@ -119,17 +120,26 @@ KernelTime causal_table_time(const HwProfile& hw, const KernelWork& k, const OpT
   return out;
 }
 /** With no table at the kernel's exact dims: the two tables around its value of `table_interp_dim` (every other dim
- *  equal), each looked up at table_tokens, linearly between them in that dim; nothing outside their range. */
+ *  equal), each looked up at table_tokens, linearly between them in that dim. Outside the tables' range by at most the
+ *  spacing of the two nearest tables, the line through those two, never below zero (checked on measured tables:
+ *  docs/model.md); farther out, nothing. */
 std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& k)
 {
   const std::string& dim = k.table_interp_dim;
   const auto at          = k.table_dims.find(dim);
   if (at == k.table_dims.end())
     return std::nullopt;
-  const int v       = at->second;
-  const OpTable* lo = nullptr;
-  const OpTable* hi = nullptr;
-  int x0 = 0, x1 = 0; // lo's and hi's values of `dim`
+  const int v = at->second;
+  // The two nearest tables at or below v (below[0] the nearest) and the two at or above it.
+  std::array<std::pair<const OpTable*, int>, 2> below{}, above{};
+  auto keep = [](std::array<std::pair<const OpTable*, int>, 2>& side, const OpTable& t, int x, bool nearer) {
+    if (!side[0].first || nearer) {
+      side[1] = side[0];
+      side[0] = {&t, x};
+    } else if (!side[1].first || (x < side[0].second ? x > side[1].second : x < side[1].second)) {
+      side[1] = {&t, x};
+    }
+  };
   for_each_table_of(hw, k.table_family, [&](const OpTable& t) {
     // the same dim names (both maps in name order), the same values but in `dim`
     if (t.dims.size() != k.table_dims.size())
@@ -143,32 +153,48 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
       else if (a->second != b->second)
         return false;
     }
-    if (x <= v && (!lo || x > x0)) {
-      lo = &t;
-      x0 = x;
-    }
-    if (x >= v && (!hi || x < x1)) {
-      hi = &t;
-      x1 = x;
-    }
+    if (x <= v)
+      keep(below, t, x, below[0].first && x > below[0].second);
+    if (x >= v)
+      keep(above, t, x, above[0].first && x < above[0].second);
     return false;
   });
-  if (!lo || !hi)
-    return std::nullopt;
-  TableLookup how_lo = TableLookup::exact, how_hi = TableLookup::exact;
-  const double us_lo = table_us(lo->us_by_tokens, k.table_tokens, &how_lo);
-  const double us_hi = table_us(hi->us_by_tokens, k.table_tokens, &how_hi);
-  const double w     = x1 > x0 ? double(v - x0) / double(x1 - x0) : 0.0;
+  // The pair the line goes through: around v, else the two nearest on the one side within one spacing of v.
+  std::pair<const OpTable*, int> a{}, b{};
+  bool extrapolated = false;
+  if (below[0].first && above[0].first) {
+    a = below[0];
+    b = above[0];
+  } else {
+    const auto& side = below[0].first ? below : above;
+    if (!side[0].first || !side[1].first)
+      return std::nullopt;
+    a = side[1];
+    b = side[0];
+    if (std::abs(v - b.second) > std::abs(b.second - a.second))
+      return std::nullopt;
+    extrapolated = true;
+  }
+  TableLookup how_a = TableLookup::exact, how_b = TableLookup::exact;
+  const double us_a = table_us(a.first->us_by_tokens, k.table_tokens, &how_a);
+  const double us_b = table_us(b.first->us_by_tokens, k.table_tokens, &how_b);
+  const double w    = b.second != a.second ? double(v - a.second) / double(b.second - a.second) : 0.0;
   KernelTime out;
-  out.us    = (us_lo + w * (us_hi - us_lo)) * k.table_scale;
+  out.us    = std::max(0.0, us_a + w * (us_b - us_a)) * k.table_scale;
   out.bound = Bound::table;
   out.table = k.table_family;
-  if (cost_explanations())
+  if (cost_explanations()) {
+    const auto [x0, x1] = std::minmax(a.second, b.second);
+    const bool a_first  = a.second == x0;
     out.method =
-        fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} between "
-                    "{} and {} at {}: {:.3f} us",
-                    k.name, table_key(k.table_family, lo->dims), table_key(k.table_family, hi->dims), k.table_tokens,
-                    table_lookup_name(how_lo), us_lo, table_lookup_name(how_hi), us_hi, dim, x0, x1, v, out.us);
+        fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} {} {} "
+                    "and {} {} {}: {:.3f} us",
+                    k.name, table_key(k.table_family, (a_first ? a : b).first->dims),
+                    table_key(k.table_family, (a_first ? b : a).first->dims), k.table_tokens,
+                    table_lookup_name(a_first ? how_a : how_b), a_first ? us_a : us_b,
+                    table_lookup_name(a_first ? how_b : how_a), a_first ? us_b : us_a, dim,
+                    extrapolated ? "through" : "between", x0, x1, extrapolated ? "extrapolated to" : "at", v, out.us);
+  }
   return out;
 }
 

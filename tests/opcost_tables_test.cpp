@@ -119,8 +119,27 @@ TEST_CASE("models::KernelCost: a dim between two tables (MLA decode's context) i
   CHECK(kernel_time(hw, mla(1800, 64)).us == Approx(20.48 + 776.0 / 1024 * 20.48));
   CHECK(kernel_time(hw, mla(1536, 64)).method.find("linear in context between 1024 and 2048") != std::string::npos);
   CHECK(kernel_time(hw, mla(1024, 64)).us == Approx(20.48)); // exact dims: that table
-  // Outside the tables' contexts: the roofline; without the interpolation dim, only exact dims.
+  // Within one spacing (1024) outside the tables' contexts: the line through the two nearest, 20.48 us a 1024 tokens
+  // of context at 64 tokens; farther out, the roofline.
+  CHECK(kernel_time(hw, mla(2560, 64)).us == Approx(40.96 + 0.5 * 20.48));
+  CHECK(kernel_time(hw, mla(512, 64)).us == Approx(20.48 - 0.5 * 20.48));
+  CHECK(kernel_time(hw, mla(512, 64)).method.find("linear in context through 1024 and 2048 extrapolated to 512") !=
+        std::string::npos);
+  CHECK(kernel_time(hw, mla(3072, 64)).us == Approx(40.96 + 20.48)); // exactly one spacing out
+  CHECK(kernel_time(hw, mla(3073, 64)).bound != Bound::table);
   CHECK(kernel_time(hw, mla(4096, 64)).bound != Bound::table);
+  // A line that would go below zero stops at zero (a kernel with a floor family then takes its floor).
+  HwProfile steep = hw;
+  for (OpTable& t : steep.tables)
+    if (t.dims.at("heads") == 128)
+      t.us_by_tokens.y = {t.dims.at("context") == 1024 ? 1.0 : 30.0, t.dims.at("context") == 1024 ? 1.0 : 30.0};
+  CHECK(kernel_time(steep, mla(100, 64)).us == 0.0);
+  CHECK(kernel_time(steep, mla(100, 64)).bound == Bound::table);
+  // Only one table in the dim: nothing to draw a line through.
+  HwProfile one = hw;
+  one.tables.erase(one.tables.begin()); // keeps context 2048 (and the 16-head table)
+  CHECK(kernel_time(one, mla(1536, 64)).bound != Bound::table);
+  // without the interpolation dim, only exact dims.
   KernelWork exact_only       = mla(1536, 64);
   exact_only.table_interp_dim = "";
   CHECK(kernel_time(hw, exact_only).bound != Bound::table);
@@ -151,7 +170,10 @@ TEST_CASE("models::KernelCost: a grouped GEMM between two expert counts' tables 
   // Only 5 of the 9 experts hold tokens: the active share of the 9-expert time at the active experts' rows.
   CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 5 * 4096.0, 5, 9, 4096, 7168, DType::fp8)).us ==
         Approx(2700 * 5.0 / 9));
-  // Outside the tables' range of experts (36 at EP8 over 288 slots): the roofline.
+  // Within one spacing (8 experts) past the largest table: the line through the 8- and 16-expert tables; 20
+  // experts: 4800 + 0.5 x 2400 = 6000 us. Past that (36 at EP8 over 288 slots): the roofline.
+  CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 20 * 4096.0, 20, 20, 4096, 7168, DType::fp8)).us ==
+        Approx(6000));
   CHECK(kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 36 * 4096.0, 36, 36, 4096, 7168, DType::fp8)).bound !=
         Bound::table);
 }
