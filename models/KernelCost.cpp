@@ -311,7 +311,8 @@ KernelWork grouped_gemm_kernel(const std::string& name, double rows, double acti
   w.table_family  = "grouped_gemm_" + f.table;
   w.table_dims    = {{"experts", local_experts}, {"n", n}, {"k", k}};
   // An expert count between two measured tables (9 slots a rank at EP32 with 288 slots, 18 at EP16) takes the two
-  // tables around it, linearly in experts, rather than the roofline.
+  // tables around it, linearly in experts, rather than the roofline; one within a spacing past them (36 at EP8), the
+  // line through the nearest two (between_tables).
   w.table_interp_dim = "experts";
   w.floor_family     = "grouped_gemm";
   if (cost_explanations())
