@@ -24,6 +24,7 @@ import datetime, json, math, os, subprocess, sys, time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import done_keys  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the Triton family's records)
 
 DL, DR, PAGE = 512, 64, 64
@@ -215,13 +216,7 @@ def main():
     if check_only:
         return
     env = environment(commit, cutlass_commit)
-    done = set()
-    if os.path.exists(path):
-        for line in open(path):
-            try:
-                done.add(json.loads(line)["key"])
-            except Exception:
-                pass
+    done = done_keys(path)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     out = open(path, "a")
     t_start = time.time()

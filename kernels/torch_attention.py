@@ -11,6 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import done_keys  # noqa: E402
+
 SHAPES = [(128, 192), (64, 128), (32, 128), (16, 192)]  # (heads, head_dim), as the C++ suite
 BACKENDS = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
@@ -26,13 +29,7 @@ def key(family, params):
 
 def main():
     path, quick = sys.argv[1], "--quick" in sys.argv
-    done = set()
-    if os.path.exists(path):
-        for line in open(path):
-            try:
-                done.add(json.loads(line)["key"])
-            except Exception:
-                pass
+    done = done_keys(path)
     out = open(path, "a")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     tokens = [512, 4096] if quick else sorted({128 << i for i in range(8)} | {192 << i for i in range(7)})

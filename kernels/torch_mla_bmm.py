@@ -12,6 +12,7 @@ import datetime, json, os, subprocess, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import done_keys  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the other families' records)
 
 FAMILY = "head_bmm_bf16"
@@ -59,13 +60,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     path = sys.argv[1]
-    done = set()
-    if os.path.exists(path):
-        for line in open(path):
-            try:
-                done.add(json.loads(line)["key"])
-            except Exception:
-                pass
+    done = done_keys(path)
     env = environment()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     out = open(path, "a")

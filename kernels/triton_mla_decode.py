@@ -13,6 +13,9 @@ import torch
 import triton
 import triton.language as tl
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import done_keys  # noqa: E402
+
 DL, DR, PAGE = 512, 64, 64
 
 
@@ -142,13 +145,7 @@ def time_us(fn, flush):
 
 def main():
     path, quick = sys.argv[1], "--quick" in sys.argv
-    done = set()
-    if os.path.exists(path):
-        for line in open(path):
-            try:
-                done.add(json.loads(line)["key"])
-            except Exception:
-                pass
+    done = done_keys(path)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     out = open(path, "a")
