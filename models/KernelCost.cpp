@@ -131,12 +131,19 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
     return std::nullopt;
   const int v = at->second;
   // The two nearest tables at or below v (below[0] the nearest) and the two at or above it.
-  std::array<std::pair<const OpTable*, int>, 2> below{}, above{};
-  auto keep = [](std::array<std::pair<const OpTable*, int>, 2>& side, const OpTable& t, int x, bool nearer) {
-    if (!side[0].first || nearer) {
+  struct Near {
+    const OpTable* table = nullptr;
+    int x                = 0; // its value of `dim`
+    double us            = 0; // its time at table_tokens, once the line's two are chosen
+    TableLookup how      = TableLookup::exact;
+  };
+  std::array<Near, 2> below{}, above{};
+  auto keep = [v](std::array<Near, 2>& side, const OpTable& t, int x) {
+    const int d = std::abs(x - v);
+    if (!side[0].table || d < std::abs(side[0].x - v)) {
       side[1] = side[0];
       side[0] = {&t, x};
-    } else if (!side[1].first || (x < side[0].second ? x > side[1].second : x < side[1].second)) {
+    } else if (!side[1].table || d < std::abs(side[1].x - v)) {
       side[1] = {&t, x};
     }
   };
@@ -154,46 +161,40 @@ std::optional<KernelTime> between_tables(const HwProfile& hw, const KernelWork& 
         return false;
     }
     if (x <= v)
-      keep(below, t, x, below[0].first && x > below[0].second);
+      keep(below, t, x);
     if (x >= v)
-      keep(above, t, x, above[0].first && x < above[0].second);
+      keep(above, t, x);
     return false;
   });
   // The pair the line goes through: around v, else the two nearest on the one side within one spacing of v.
-  std::pair<const OpTable*, int> a{}, b{};
+  Near a, b;
   bool extrapolated = false;
-  if (below[0].first && above[0].first) {
+  if (below[0].table && above[0].table) {
     a = below[0];
     b = above[0];
   } else {
-    const auto& side = below[0].first ? below : above;
-    if (!side[0].first || !side[1].first)
+    const std::array<Near, 2>& side = below[0].table ? below : above;
+    if (!side[0].table || !side[1].table || std::abs(v - side[0].x) > std::abs(side[0].x - side[1].x))
       return std::nullopt;
-    a = side[1];
-    b = side[0];
-    if (std::abs(v - b.second) > std::abs(b.second - a.second))
-      return std::nullopt;
+    a            = side[1];
+    b            = side[0];
     extrapolated = true;
   }
-  TableLookup how_a = TableLookup::exact, how_b = TableLookup::exact;
-  const double us_a = table_us(a.first->us_by_tokens, k.table_tokens, &how_a);
-  const double us_b = table_us(b.first->us_by_tokens, k.table_tokens, &how_b);
-  const double w    = b.second != a.second ? double(v - a.second) / double(b.second - a.second) : 0.0;
+  a.us           = table_us(a.table->us_by_tokens, k.table_tokens, &a.how);
+  b.us           = table_us(b.table->us_by_tokens, k.table_tokens, &b.how);
+  const double w = b.x != a.x ? double(v - a.x) / double(b.x - a.x) : 0.0;
   KernelTime out;
-  out.us    = std::max(0.0, us_a + w * (us_b - us_a)) * k.table_scale;
+  out.us    = std::max(0.0, a.us + w * (b.us - a.us)) * k.table_scale;
   out.bound = Bound::table;
   out.table = k.table_family;
   if (cost_explanations()) {
-    const auto [x0, x1] = std::minmax(a.second, b.second);
-    const bool a_first  = a.second == x0;
-    out.method =
-        fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} {} {} "
-                    "and {} {} {}: {:.3f} us",
-                    k.name, table_key(k.table_family, (a_first ? a : b).first->dims),
-                    table_key(k.table_family, (a_first ? b : a).first->dims), k.table_tokens,
-                    table_lookup_name(a_first ? how_a : how_b), a_first ? us_a : us_b,
-                    table_lookup_name(a_first ? how_b : how_a), a_first ? us_b : us_a, dim,
-                    extrapolated ? "through" : "between", x0, x1, extrapolated ? "extrapolated to" : "at", v, out.us);
+    const Near &lo = a.x < b.x ? a : b, &hi = a.x < b.x ? b : a; // in the dim's order, whichever side the line is from
+    out.method = fmt::format("{}: tables {} and {} at {:g} tokens ({}: {:.3f} us, {}: {:.3f} us), linear in {} {} {} "
+                             "and {} {} {}: {:.3f} us",
+                             k.name, table_key(k.table_family, lo.table->dims),
+                             table_key(k.table_family, hi.table->dims), k.table_tokens, table_lookup_name(lo.how),
+                             lo.us, table_lookup_name(hi.how), hi.us, dim, extrapolated ? "through" : "between", lo.x,
+                             hi.x, extrapolated ? "extrapolated to" : "at", v, out.us);
   }
   return out;
 }
