@@ -34,21 +34,27 @@ struct Fixture {
   NetworkFacts net = load_network_facts("h800");
 };
 
-/** @brief Per-rank costs of one collective: `tokens` per rank, uniform routing (DeepEP's tests draw random scores). */
-std::vector<RankComm> run(Fixture& f, All2AllBackend b, OpKind kind, int ep, int experts, int tokens, int groups,
-                          int topk_groups)
+/** @brief `tokens` per rank over `experts` routed uniformly (DeepEP's tests draw random scores), seed 7; with `groups`,
+ *  top-`topk_groups` group-limited. */
+RoutingMatrix drawn_routing(const Fixture& f, int ep, int experts, int tokens, int groups, int topk_groups)
 {
-  ModelSpec m          = f.model;
-  m.num_routed_experts = experts;
   RoutingSpec spec;
   spec.dist          = RoutingDist::uniform;
   spec.seed          = 7;
   spec.groups        = groups;
   spec.topk_groups   = topk_groups;
   ExpertPlacement pl = place_experts(spec, experts, ep);
-  RoutingMatrix rm   = route_tokens(spec, pl, experts, m.top_k, ep, f.hw.nvlink_domain_size, tokens);
+  return route_tokens(spec, pl, experts, f.model.top_k, ep, f.hw.nvlink_domain_size, tokens);
+}
+
+/** @brief Per-rank costs of one collective on drawn_routing. */
+std::vector<RankComm> run(Fixture& f, All2AllBackend b, OpKind kind, int ep, int experts, int tokens, int groups,
+                          int topk_groups)
+{
+  ModelSpec m          = f.model;
+  m.num_routed_experts = experts;
   All2AllContext ctx{&m, &f.hw, &f.net, f.hw.nvlink_domain_size, 24};
-  return all2all_per_rank(b, kind, rm, ctx);
+  return all2all_per_rank(b, kind, drawn_routing(f, ep, experts, tokens, groups, topk_groups), ctx);
 }
 
 double mean_reported_gbps(const std::vector<RankComm>& r)
@@ -108,11 +114,7 @@ struct A1Points {
     for (int ep : a1().ep) {
       ModelSpec m          = f.model;
       m.num_routed_experts = 288 / ep * ep; // DeepEP needs experts divisible by ranks: 288 rounded down
-      RoutingSpec spec;
-      spec.dist          = RoutingDist::uniform;
-      spec.seed          = 7;
-      ExpertPlacement pl = place_experts(spec, m.num_routed_experts, ep);
-      routing.push_back(route_tokens(spec, pl, m.num_routed_experts, m.top_k, ep, f.hw.nvlink_domain_size, 128));
+      routing.push_back(drawn_routing(f, ep, m.num_routed_experts, 128, 0, 0));
       models.push_back(m);
     }
   }
@@ -257,14 +259,8 @@ struct A2InternodePoints {
       const int nodes = e / 8;
       if (nodes < 2)
         continue;
-      RoutingSpec spec;
-      spec.dist          = RoutingDist::uniform;
-      spec.seed          = 7;
-      spec.groups        = nodes; // DeepEP's internode test: one group per node, top min(nodes, 4)
-      spec.topk_groups   = std::min(nodes, 4);
-      ExpertPlacement pl = place_experts(spec, 256, e);
-      ep.push_back(e);
-      routing.push_back(route_tokens(spec, pl, 256, f.model.top_k, e, f.hw.nvlink_domain_size, 4096));
+      ep.push_back(e); // DeepEP's internode test: one group per node, top min(nodes, 4)
+      routing.push_back(drawn_routing(f, e, 256, 4096, nodes, std::min(nodes, 4)));
     }
   }
   std::size_t size() const { return 2 * ep.size(); }
