@@ -19,12 +19,12 @@ repository's kernels/; a second run reuses it). FLASHMLA_COMMIT, FLASHMLA_CUTLAS
 git HEAD, else its COMMIT file). MAX_JOBS: parallel compile jobs (default 16).
 
 usage: FLASHMLA_SRC=DIR kernels/flashmla_decode.py RAW.jsonl [--quick] [--check-only]"""
-import datetime, json, math, os, subprocess, sys, time
+import json, math, os, subprocess, sys, time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys  # noqa: E402
+from raw_records import done_keys, gpu_environment  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the Triton family's records)
 
 DL, DR, PAGE = 512, 64, 64
@@ -169,20 +169,11 @@ def check(mod):
 
 
 def environment(commit, cutlass_commit):
-    p = torch.cuda.get_device_properties(0)
-    try:
-        smi = subprocess.check_output(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem",
-                                       "--format=csv,noheader"], text=True).strip()
-    except Exception:
-        smi = "unknown"
     try:
         nvcc = subprocess.check_output(["nvcc", "--version"], text=True).strip().splitlines()[-1]
     except Exception:
         nvcc = "unknown"
-    return {"gpu": p.name, "nvcc": nvcc, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
-            "cuda": str(torch.version.cuda), "nvidia_smi": smi, "flashmla_commit": commit,
-            "cutlass_commit": cutlass_commit,
-            "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return dict(gpu_environment(), nvcc=nvcc, flashmla_commit=commit, cutlass_commit=cutlass_commit)
 
 
 def grid(quick):

@@ -1,6 +1,9 @@
-"""dbosim calibration scripts: the raw-results file (JSON lines, one record per measured point) they append to."""
+"""dbosim calibration scripts: the raw-results file (JSON lines, one record per measured point) they append to, and
+the environment each record names."""
+import datetime
 import json
 import os
+import subprocess
 
 
 def done_keys(path):
@@ -14,3 +17,18 @@ def done_keys(path):
             except Exception:
                 pass
     return done
+
+
+def gpu_environment():
+    """GPU 0, the software that times it and the time of the measurement, as a record's `info` names them."""
+    import torch
+
+    p = torch.cuda.get_device_properties(0)
+    try:
+        smi = subprocess.check_output(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem",
+                                       "--format=csv,noheader"], text=True).strip()
+    except Exception as ex:
+        smi = f"unavailable: {ex}"
+    return {"gpu": p.name, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
+            "cuda": str(torch.version.cuda), "nvidia_smi": smi,
+            "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}

@@ -21,9 +21,12 @@ sequence before the start event, except in piece_hostbound. Medians of REPS repe
 Correctness: every sequence is first run on a zeroed counter with `add` kernels and the count is checked.
 
 usage: torch_graph_gaps.py RAW.jsonl"""
-import datetime, json, os, subprocess, sys, time
+import json, os, sys, time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import gpu_environment  # noqa: E402
 
 REPS = 25
 N_EAGER = 200  # eager kernels per timed sequence
@@ -108,17 +111,8 @@ class Bench:
 
 
 def env_info():
-    p = torch.cuda.get_device_properties(0)
-    try:
-        smi = subprocess.check_output(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem",
-                                       "--format=csv,noheader"], text=True).strip()
-    except Exception as ex:
-        smi = f"unavailable: {ex}"
-    return {"gpu": p.name, "sm_count": str(p.multi_processor_count), "torch": torch.__version__,
-            "cuda": str(torch.version.cuda), "nvidia_smi": smi, "cpu": os.uname().machine + ", " + str(os.cpu_count())
-            + " cores", "python": sys.version.split()[0],
-            "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "script": "kernels/torch_graph_gaps.py"}
+    return dict(gpu_environment(), cpu=os.uname().machine + ", " + str(os.cpu_count()) + " cores",
+                python=sys.version.split()[0], script="kernels/torch_graph_gaps.py")
 
 
 def main():

@@ -7,25 +7,17 @@ other families (CUDA events around each repeat, each after a 256 MiB fill that e
 and once captured in a CUDA graph (extra.us_graph). Appends family "head_bmm_bf16" to RAW (JSON lines; resumable).
 
 usage: kernels/torch_mla_bmm.py RAW.jsonl"""
-import datetime, json, os, subprocess, sys
+import json, os, sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys  # noqa: E402
+from raw_records import done_keys, gpu_environment  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the other families' records)
 
 FAMILY = "head_bmm_bf16"
 PRODUCTS = [(128, 512), (512, 128)]  # (k, n): q_nope x W_UK_T, then out x W_UV
 TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-
-
-def environment():
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,clocks.max.mem",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    return {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
-            "nvidia_smi": smi, "sm_count": str(torch.cuda.get_device_properties(0).multi_processor_count),
-            "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 class HeadBmm:
@@ -61,7 +53,7 @@ def main():
         raise SystemExit(__doc__)
     path = sys.argv[1]
     done = done_keys(path)
-    env = environment()
+    env = gpu_environment()
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     out = open(path, "a")
     for heads in [128, 64, 16]:
