@@ -67,6 +67,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> table_families()
       {"grouped_gemm_bf16_skewed", {"grouped_gemm_bf16_skewed"}},
       {"grouped_gemm_fp8_skewed", {"grouped_gemm_fp8_skewed"}},
       {"mla_decode", {"mla_decode_flashmla", "mla_decode_triton", "mla_decode"}},
+      {"head_bmm_bf16", {"head_bmm_bf16"}},
       {"attention_prefill", {"attention_prefill_sdpa", "attention_prefill"}},
       {"attention_prefill_ctx", {"attention_prefill_ctx"}},
       {"rmsnorm", {"rmsnorm"}},

@@ -21,6 +21,7 @@ constexpr Impl kImpls[] = {
     {"DeepGEMM", "DeepGEMM", "deepgemm", "deepgemm_sm"},
     {"FlashMLA", "FlashMLA", "flashmla", "flashmla"},
     {"SDPA", "PyTorch SDPA", "torch", "suite"},
+    {"torch.bmm", "PyTorch bmm", "torch", "suite"},
 };
 
 bool mentions(const std::string& text, const char* marker) { return text.find(marker) != std::string::npos; }

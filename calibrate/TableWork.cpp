@@ -77,6 +77,11 @@ const std::vector<Family>& families()
          const int e = d.at("experts");
          return models::grouped_gemm_kernel("grouped_gemm", per_expert * e, e, e, d.at("n"), d.at("k"), t);
        }},
+      {"head_bmm_",
+       {"heads", "n", "k"},
+       [](const Dims& d, double t, DType w) {
+         return models::head_bmm_kernel("head_bmm", t, d.at("heads"), d.at("n"), d.at("k"), w);
+       }},
       {"rmsnorm",
        {"hidden"},
        [](const Dims& d, double tokens, DType) {
@@ -135,7 +140,8 @@ std::optional<models::KernelWork> table_kernel_work(const std::string& family, c
 
 std::string table_work_families()
 {
-  return "gemm_<dtype>, gemm_fp8_block, grouped_gemm_<dtype>, grouped_gemm_<dtype>_skewed, rmsnorm, silu_mul, "
+  return "gemm_<dtype>, gemm_fp8_block, grouped_gemm_<dtype>, grouped_gemm_<dtype>_skewed, head_bmm_<dtype>, rmsnorm, "
+         "silu_mul, "
          "mla_decode, attention_prefill, attention_prefill_ctx";
 }
 

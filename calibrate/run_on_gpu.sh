@@ -5,7 +5,8 @@
 #   build        the C++ suite (kernels/, CMake + nvcc)
 #   suite        dbosim-calibrate-run --full: cuBLASLt GEMMs, grouped GEMMs, attention, norms, SM scaling and
 #                per-shape SM tables on green contexts, interference, host costs, NCCL with >= 2 GPUs
-#   torch        PyTorch SDPA prefill, the Triton MLA decode, what serving engines launch through PyTorch
+#   torch        PyTorch SDPA prefill, the Triton MLA decode, what serving engines launch through PyTorch, MLA's
+#                per-head products (torch.bmm)
 #   graph_gaps   eager / one-graph / piecewise kernel gaps (host.graph_launch, eager_kernel_gap, graph_piece_gap)
 #   flashmla     FlashMLA's dense sm90 decode (the mla_decode tables)
 #   deepgemm     DeepGEMM's dense and m-grouped FP8 GEMMs
@@ -157,7 +158,7 @@ with_nccl() {
 st_suite() { with_nccl "$OUT/scratch/build-gpu/dbosim-calibrate-run" "${QUICK:---full}" --out "$RAW" --git-commit "$DBO_GIT_COMMIT"; }
 st_torch() {
   python3 kernels/torch_attention.py "$RAW" $QUICK && python3 kernels/triton_mla_decode.py "$RAW" $QUICK &&
-    python3 kernels/torch_serving_kernels.py "$RAW" $QUICK
+    python3 kernels/torch_serving_kernels.py "$RAW" $QUICK && python3 kernels/torch_mla_bmm.py "$RAW"
 }
 st_graph_gaps() { python3 kernels/torch_graph_gaps.py "$RAW"; }
 st_flashmla() {

@@ -339,6 +339,12 @@ KernelWork head_bmm_kernel(const std::string& name, double rows, int heads, int 
   w.compute_dtype = weight_dtype;
   w.efficiency    = Efficiency::gemm;
   w.floor_family  = "gemm";
+  // Measured as vLLM launches it (kernels/torch_mla_bmm.py: torch.bmm of the heads-first view); a head count between
+  // two measured ones (32 at TP4) takes the two tables around it, linearly in heads.
+  w.table_family     = std::string("head_bmm_") + dtype_name(weight_dtype);
+  w.table_dims       = {{"heads", heads}, {"n", n}, {"k", k}};
+  w.table_tokens     = rows;
+  w.table_interp_dim = "heads";
   if (cost_explanations())
     w.shape = fmt::format("{:g} rows x {} heads, N={} K={} {}", rows, heads, n, k, dtype_name(weight_dtype));
   if (rows <= 0)

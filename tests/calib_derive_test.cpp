@@ -118,6 +118,11 @@ TEST_CASE("calib::table_kernel_work: every family of the measured H200 profile h
   CHECK(why.find("no work model for table family 'gemm_int3'") != std::string::npos);
   CHECK_FALSE(calib::table_kernel_work("grouped_gemm_fp8", {{"n", 1}, {"k", 1}}, 1, &why));
   CHECK(why == "dims has no 'experts'");
+  // MLA's per-head products (kernels/torch_mla_bmm.py): the work the model prices them by
+  const auto bmm = calib::table_kernel_work("head_bmm_bf16", {{"heads", 128}, {"n", 512}, {"k", 128}}, 4, &why);
+  REQUIRE(bmm);
+  CHECK(bmm->bytes == models::head_bmm_kernel("q_nope_x_w_uk", 4, 128, 512, 128, models::DType::bf16).bytes);
+  CHECK(bmm->flops == 2.0 * 4 * 128 * 512 * 128);
 }
 
 TEST_CASE("calib::derived_profile_yaml: memory-bound points scale by the HBM ratio, compute-bound ones do not",

@@ -178,6 +178,28 @@ TEST_CASE("calib::fit_profile: the mla_decode table takes FlashMLA's points, fas
   CHECK(preferred_family("mla_decode") == "mla_decode_flashmla");
 }
 
+TEST_CASE("calib::fit_profile: MLA's per-head product records make head_bmm_bf16 tables, one per heads, n and k",
+          "[quick]")
+{
+  std::vector<Measurement> r = {env_record()};
+  for (double heads : {16.0, 128.0})
+    for (double tokens : {1.0, 64.0}) {
+      Measurement m = rec("head_bmm_bf16", "", {{"heads", heads}, {"k", 128}, {"n", 512}, {"tokens", tokens}},
+                          heads / 8 + tokens / 16);
+      m.info        = {{"impl", "torch.bmm (cuBLAS strided-batched BF16) of x.transpose(0, 1)"}};
+      r.push_back(m);
+    }
+  const auto fit = fit_profile(r);
+  REQUIRE(fit.tables.size() == 2);
+  for (const auto& t : fit.tables) {
+    CHECK(t.family == "head_bmm_bf16");
+    CHECK(t.tokens == std::vector<double>{1, 64});
+    CHECK(t.us == std::vector<double>{t.dims.at("heads") / 8.0 + 1 / 16.0, t.dims.at("heads") / 8.0 + 4});
+    CHECK(t.dims.at("n") == 512);
+    CHECK(t.source.find("torch.bmm") != std::string::npos);
+  }
+}
+
 TEST_CASE("calib: the committed h200 profile is the fit of the committed raw results", "[quick]")
 {
   auto hw = dbosim::load_hw_profile(std::string(DBOSIM_SOURCE_DIR) + "/hwprofiles/h200.yaml");

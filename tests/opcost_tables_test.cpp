@@ -178,6 +178,33 @@ TEST_CASE("models::KernelCost: a grouped GEMM between two expert counts' tables 
         Bound::table);
 }
 
+TEST_CASE("models::KernelCost: MLA's per-head products read the head_bmm tables, linear in heads between two",
+          "[quick]")
+{
+  // Made-up tables at 16 and 64 heads of the W_UK product (k 128 -> n 512), as kernels/torch_mla_bmm.py measures.
+  HwProfile hw = dbosim::test::h200_like();
+  const KernelTime roofline_price =
+      kernel_time(hw, head_bmm_kernel("q_nope_x_w_uk", 16, 64, 512, 128, DType::bf16)); // no table yet
+  CHECK(roofline_price.bound != Bound::table);
+  for (int h : {16, 64}) {
+    OpTable t;
+    t.family       = "head_bmm_bf16";
+    t.dims         = {{"heads", h}, {"n", 512}, {"k", 128}};
+    t.us_by_tokens = Curve{{1, 256}, {h * 0.5, h * 1.0}, ""}; // 16: 8 / 16 us, 64: 32 / 64 us
+    hw.tables.push_back(t);
+  }
+  const KernelTime at64 = kernel_time(hw, head_bmm_kernel("q_nope_x_w_uk", 16, 64, 512, 128, DType::bf16));
+  CHECK(at64.bound == Bound::table);
+  CHECK(at64.us == Approx(32 + (16.0 - 1) / 255 * 32)); // on the 64-head table's line at 16 tokens
+  CHECK(at64.us != Approx(roofline_price.us));
+  // 32 heads (TP4): a third of the way from 16 to 64 at one token, 8 + (32 - 16) / 48 x 24 = 16 us
+  const KernelTime at32 = kernel_time(hw, head_bmm_kernel("q_nope_x_w_uk", 1, 32, 512, 128, DType::bf16));
+  CHECK(at32.us == Approx(16));
+  CHECK(at32.method.find("linear in heads between 16 and 64 at 32") != std::string::npos);
+  // The other product (k 512 -> n 128) has no table here: the roofline, not the W_UK tables.
+  CHECK(kernel_time(hw, head_bmm_kernel("out_x_w_uv", 16, 64, 128, 512, DType::bf16)).bound != Bound::table);
+}
+
 TEST_CASE("models::OpTables: the family index finds the table a scan finds, a profile changed since is scanned",
           "[quick]")
 {
