@@ -18,6 +18,16 @@ Curve table_curve()
   c.y = {10, 20, 50};
   return c;
 }
+
+/** Adds a made-up measured table of `family` at `dims` to `hw`. */
+void add_table(HwProfile& hw, const std::string& family, const std::map<std::string, int>& dims, const Curve& us)
+{
+  OpTable t;
+  t.family       = family;
+  t.dims         = dims;
+  t.us_by_tokens = us;
+  hw.tables.push_back(t);
+}
 } // namespace
 
 TEST_CASE("models::OpTables: interpolation on tokens", "[quick]")
@@ -67,11 +77,7 @@ TEST_CASE("models::OpTables: interpolation on tokens", "[quick]")
 TEST_CASE("models::KernelCost: a measured table replaces the roofline for its family and dims", "[quick]")
 {
   HwProfile hw = dbosim::test::h200_like();
-  OpTable t;
-  t.family       = "gemm_fp8";
-  t.dims         = {{"n", 4096}, {"k", 7168}};
-  t.us_by_tokens = table_curve();
-  hw.tables.push_back(t);
+  add_table(hw, "gemm_fp8", {{"n", 4096}, {"k", 7168}}, table_curve());
 
   const KernelTime hit = kernel_time(hw, gemm_kernel("gate_up", 40, 4096, 7168, DType::fp8));
   CHECK(hit.bound == Bound::table);
@@ -90,18 +96,10 @@ TEST_CASE("models::KernelCost: a measured table replaces the roofline for its fa
 TEST_CASE("models::KernelCost: a dim between two tables (MLA decode's context) is linear between them", "[quick]")
 {
   HwProfile hw = dbosim::test::h200_like();
-  for (int ctx : {1024, 2048}) {
-    OpTable t;
-    t.family       = "mla_decode";
-    t.dims         = {{"context", ctx}, {"heads", 128}};
-    t.us_by_tokens = Curve{{1, 64}, {ctx / 100.0, ctx / 50.0}, ""}; // 1024: 10.24 / 20.48 us, 2048: 20.48 / 40.96 us
-    hw.tables.push_back(t);
-  }
-  OpTable other_heads; // same family, other heads: never used for 128 heads
-  other_heads.family       = "mla_decode";
-  other_heads.dims         = {{"context", 1536}, {"heads", 16}};
-  other_heads.us_by_tokens = Curve{{1, 64}, {1, 1}, ""};
-  hw.tables.push_back(other_heads);
+  for (int ctx : {1024, 2048}) // 1024: 10.24 / 20.48 us, 2048: 20.48 / 40.96 us
+    add_table(hw, "mla_decode", {{"context", ctx}, {"heads", 128}}, Curve{{1, 64}, {ctx / 100.0, ctx / 50.0}, ""});
+  // same family, other heads: never used for 128 heads
+  add_table(hw, "mla_decode", {{"context", 1536}, {"heads", 16}}, Curve{{1, 64}, {1, 1}, ""});
   auto mla = [](int ctx, double tokens) {
     KernelWork k;
     k.name             = "mla_decode";
@@ -151,13 +149,9 @@ TEST_CASE("models::KernelCost: a grouped GEMM between two expert counts' tables 
 {
   // The tables hold 8 and 16 experts (as the shipped H200 profile does); EP32 over 288 slots puts 9 on a rank.
   HwProfile hw = dbosim::test::h200_like();
-  for (int e : {8, 16}) {
-    OpTable t;
-    t.family       = "grouped_gemm_fp8";
-    t.dims         = {{"experts", e}, {"n", 4096}, {"k", 7168}};
-    t.us_by_tokens = Curve{{256, 4096}, {e * 20.0, e * 300.0}, ""}; // 8: 160 / 2400 us, 16: 320 / 4800 us
-    hw.tables.push_back(t);
-  }
+  for (int e : {8, 16}) // 8: 160 / 2400 us, 16: 320 / 4800 us
+    add_table(hw, "grouped_gemm_fp8", {{"experts", e}, {"n", 4096}, {"k", 7168}},
+              Curve{{256, 4096}, {e * 20.0, e * 300.0}, ""});
   // 9 experts of 4096 rows each: 2400 + (1/8) x (4800 - 2400) = 2700 us, past the roofline's ~1660 us
   const KernelTime nine =
       kernel_time(hw, grouped_gemm_kernel("experts_gate_up", 9 * 4096.0, 9, 9, 4096, 7168, DType::fp8));
@@ -186,13 +180,8 @@ TEST_CASE("models::KernelCost: MLA's per-head products read the head_bmm tables,
   const KernelTime roofline_price =
       kernel_time(hw, head_bmm_kernel("q_nope_x_w_uk", 16, 64, 512, 128, DType::bf16)); // no table yet
   CHECK(roofline_price.bound != Bound::table);
-  for (int h : {16, 64}) {
-    OpTable t;
-    t.family       = "head_bmm_bf16";
-    t.dims         = {{"heads", h}, {"n", 512}, {"k", 128}};
-    t.us_by_tokens = Curve{{1, 256}, {h * 0.5, h * 1.0}, ""}; // 16: 8 / 16 us, 64: 32 / 64 us
-    hw.tables.push_back(t);
-  }
+  for (int h : {16, 64}) // 16: 8 / 16 us, 64: 32 / 64 us
+    add_table(hw, "head_bmm_bf16", {{"heads", h}, {"n", 512}, {"k", 128}}, Curve{{1, 256}, {h * 0.5, h * 1.0}, ""});
   const KernelTime at64 = kernel_time(hw, head_bmm_kernel("q_nope_x_w_uk", 16, 64, 512, 128, DType::bf16));
   CHECK(at64.bound == Bound::table);
   CHECK(at64.us == Approx(32 + (16.0 - 1) / 255 * 32)); // on the 64-head table's line at 16 tokens
