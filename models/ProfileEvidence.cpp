@@ -24,7 +24,7 @@ const std::vector<FamilyInputs>& family_inputs()
 {
   static const std::vector<FamilyInputs> all{
       {"gemm",
-       {"gemm_"},
+       {"gemm_", "head_bmm_"}, // MLA's per-head products are batched GEMMs (their floor is the gemm floor)
        {"efficiency.gemm", "efficiency.gemm_fp8", "efficiency.gemm_fp4", "kernel_floors.gemm",
         "kernel_floors.gemm_fp8"},
        {}},

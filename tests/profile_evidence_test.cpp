@@ -111,6 +111,16 @@ TEST_CASE("ProfileEvidence: the B200's GEMMs have one published table, every oth
   CHECK(family(h200_f, "gemm").tables_evidence == Evidence::measured);
   CHECK(family(h200_f, "mla_decode").fallback == Evidence::measured);
   CHECK_FALSE(contains(format_profile_evidence(h200_f), "estimated"));
+  // MLA's per-head products (head_bmm_bf16 tables) are GEMM tables: one more, with its source's evidence
+  HwProfile with_bmm = h200;
+  OpTable bmm;
+  bmm.family       = "head_bmm_bf16";
+  bmm.dims         = {{"heads", 128}, {"n", 512}, {"k", 128}};
+  bmm.us_by_tokens = Curve{{1, 64}, {12, 15}, "estimate: made up for this test"};
+  with_bmm.tables.push_back(bmm);
+  const FamilyEvidence bmm_gemm = family(profile_evidence(with_bmm, nullptr), "gemm");
+  CHECK(bmm_gemm.tables == family(h200_f, "gemm").tables + 1);
+  CHECK(bmm_gemm.tables_evidence == Evidence::estimated);
 }
 
 TEST_CASE("ProfileEvidence: the published NVFP4 table times its shape, the roofline past its last point", "[quick]")
