@@ -141,8 +141,7 @@ std::optional<models::KernelWork> table_kernel_work(const std::string& family, c
 std::string table_work_families()
 {
   return "gemm_<dtype>, gemm_fp8_block, grouped_gemm_<dtype>, grouped_gemm_<dtype>_skewed, head_bmm_<dtype>, rmsnorm, "
-         "silu_mul, "
-         "mla_decode, attention_prefill, attention_prefill_ctx";
+         "silu_mul, mla_decode, attention_prefill, attention_prefill_ctx";
 }
 
 } // namespace dbosim::calib
