@@ -24,7 +24,7 @@ import json, math, os, subprocess, sys, time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys, gpu_environment  # noqa: E402
+from raw_records import done_keys, gpu_environment, record_key  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the Triton family's records)
 
 DL, DR, PAGE = 512, 64, 64
@@ -213,7 +213,7 @@ def main():
     t_start = time.time()
     for B, ctx, H in grid(quick):
         params = {"context": ctx, "heads": H, "tokens": B}
-        key = FAMILY + "/" + ",".join(f"{k}={params[k]}" for k in sorted(params))
+        key = record_key(FAMILY, params)
         if key in done:
             continue
         q, kv, bt, sl = make_inputs(B, ctx, H)

@@ -19,6 +19,16 @@ def done_keys(path):
     return done
 
 
+def record_key(family, params, variant=""):
+    """A record's key as dbosim-calibrate-run writes it: family[/variant]/name=value,... in name order, whole numbers
+    without a decimal point."""
+    def number(v):
+        return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+    prefix = family + "/" + (variant + "/" if variant else "")
+    return prefix + ",".join(f"{k}={number(params[k])}" for k in sorted(params))
+
+
 def gpu_environment():
     """GPU 0, the software that times it and the time of the measurement, as a record's `info` names them."""
     import torch

@@ -12,19 +12,11 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys  # noqa: E402
+from raw_records import done_keys, record_key  # noqa: E402
 
 SHAPES = [(128, 192), (64, 128), (32, 128), (16, 192)]  # (heads, head_dim), as the C++ suite
 BACKENDS = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
-
-
-def fmt(v):
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-def key(family, params):
-    return family + "/" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
 
 
 def main():
@@ -36,7 +28,7 @@ def main():
     for heads, d in SHAPES[:1] if quick else SHAPES:
         for t in tokens:
             params = {"heads": heads, "head_dim": d, "tokens": t}
-            k = key("attention_prefill_sdpa", params)
+            k = record_key("attention_prefill_sdpa", params)
             if k in done:
                 continue
             q, kk, v = (torch.randn(1, heads, t, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))

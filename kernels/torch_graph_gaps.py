@@ -26,19 +26,11 @@ import json, os, sys, time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import gpu_environment  # noqa: E402
+from raw_records import gpu_environment, record_key  # noqa: E402
 
 REPS = 25
 N_EAGER = 200  # eager kernels per timed sequence
 P, K = 24, 8  # pieces, kernels per piece
-
-
-def fmt(v):
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-def key(variant, params):
-    return "host/" + variant + "/" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
 
 
 def stats(v):
@@ -64,7 +56,7 @@ class Bench:
 
     def write(self, variant, params, samples, impl, extra=None):
         med, p10, p90 = stats(samples)
-        rec = {"key": key(variant, params), "family": "host", "variant": variant,
+        rec = {"key": record_key("host", params, variant), "family": "host", "variant": variant,
                "params": {n: float(x) for n, x in params.items()}, "status": "ok", "us": med, "us_p10": p10,
                "us_p90": p90, "reps": len(samples), "info": dict(self.info, impl=impl)}
         if extra:

@@ -12,7 +12,7 @@ import json, os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys, gpu_environment  # noqa: E402
+from raw_records import done_keys, gpu_environment, record_key  # noqa: E402
 from triton_mla_decode import time_us  # noqa: E402  (the same event timing as the other families' records)
 
 FAMILY = "head_bmm_bf16"
@@ -60,7 +60,7 @@ def main():
         for k, n in PRODUCTS:
             for t in TOKENS:
                 params = {"heads": heads, "k": k, "n": n, "tokens": t}
-                key = FAMILY + "/" + ",".join(f"{a}={params[a]}" for a in sorted(params))
+                key = record_key(FAMILY, params)
                 if key in done:
                     continue
                 op = HeadBmm(heads, t, k, n)
@@ -73,8 +73,9 @@ def main():
                        "us": med, "us_p10": p10, "us_p90": p90, "reps": reps,
                        "extra": {"us_graph": graph_us, "gbps": moved / med / 1e3,
                                  "tflops": 2.0 * heads * t * k * n / med / 1e6},
-                       "info": dict(env, impl="torch.bmm (cuBLAS strided-batched BF16) of x.transpose(0, 1), x "
-                                             f"[tokens, heads, k], by w [heads, k, n]; checked against fp32 (rel err {err:.1e})")}
+                       "info": dict(env, impl="torch.bmm (cuBLAS strided-batched BF16) of x.transpose(0, 1), "
+                                             "x [tokens, heads, k], by w [heads, k, n]; checked against fp32 "
+                                             f"(rel err {err:.1e})")}
                 out.write(json.dumps(rec, sort_keys=True) + "\n"); out.flush()
                 print(key, f"{med:.2f} us (graph {graph_us:.2f})", f"{rec['extra']['gbps']:.0f} GB/s", flush=True)
                 del op

@@ -23,17 +23,12 @@ import datetime, json, os, subprocess, sys, time
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_records import record_key  # noqa: E402
+
 QUICK = "--quick" in sys.argv
 FLUSH = None
 HOST_AHEAD_CYCLES = 500_000  # ~250 us at the H200's 1.98 GHz boost clock
-
-
-def fmt(v):
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-def key(family, params, variant=""):
-    return family + "/" + (variant + "/" if variant else "") + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
 
 
 class Raw:
@@ -77,7 +72,7 @@ def timed(run, reps_max=30, budget_ms=25.0, flush=True):
 
 
 def record(raw, family, params, impl, run, variant="", **kw):
-    k = key(family, params, variant)
+    k = record_key(family, params, variant)
     if k in raw.done:
         return None
     rec = {"key": k, "family": family, "params": {n: float(x) for n, x in params.items()}, "info": {"impl": impl}}
@@ -248,7 +243,7 @@ def prefill_ctx(raw):
             ctxs = sorted({c for c in (q, 2 * q, 4 * q, 8 * q, 16384, 32768) if q <= c <= 32768})
             for c in ctxs:
                 params = {"heads": heads, "head_dim": d, "tokens": q, "context": c}
-                k = key("attention_prefill_ctx", params)
+                k = record_key("attention_prefill_ctx", params)
                 if k in raw.done:
                     continue
                 qq = torch.randn(1, heads, q, d, device="cuda", dtype=torch.bfloat16)
@@ -367,7 +362,7 @@ def floors(raw):
     }
     n = 100
     for fam, fn in cases.items():
-        k = key("kernel_floor", {}, fam)
+        k = record_key("kernel_floor", {}, fam)
         if k in raw.done:
             continue
         rec = {"key": k, "family": "kernel_floor", "variant": fam, "params": {},
@@ -390,7 +385,7 @@ def floors(raw):
             rec.update({"status": "error", "error": str(ex).splitlines()[0][:300]})
         raw.write(rec)
     # host: torch's eager per-op CPU cost and a graph replay call's CPU cost
-    if key("host", {}, "torch_eager_op") not in raw.done:
+    if record_key("host", {}, "torch_eager_op") not in raw.done:
         for _ in range(100):
             one.add_(1)
         torch.cuda.synchronize()
@@ -402,10 +397,10 @@ def floors(raw):
             per.append((time.perf_counter() - t0) * 1e3)  # us per op
             torch.cuda.synchronize()
         per.sort()
-        raw.write({"key": key("host", {}, "torch_eager_op"), "family": "host", "variant": "torch_eager_op",
+        raw.write({"key": record_key("host", {}, "torch_eager_op"), "family": "host", "variant": "torch_eager_op",
                    "params": {}, "status": "ok", "us": per[3], "us_p10": per[0], "us_p90": per[6], "reps": 7,
                    "info": {"impl": "host perf_counter over 1000 eager torch add_ calls (PyTorch dispatch + launch)"}})
-    if key("host", {}, "graph_replay_cpu") not in raw.done:
+    if record_key("host", {}, "graph_replay_cpu") not in raw.done:
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             for _ in range(10):
@@ -419,7 +414,7 @@ def floors(raw):
             per.append((time.perf_counter() - t0) * 1e4)
             torch.cuda.synchronize()
         per.sort()
-        raw.write({"key": key("host", {}, "graph_replay_cpu"), "family": "host", "variant": "graph_replay_cpu",
+        raw.write({"key": record_key("host", {}, "graph_replay_cpu"), "family": "host", "variant": "graph_replay_cpu",
                    "params": {}, "status": "ok", "us": per[3], "us_p10": per[0], "us_p90": per[6], "reps": 7,
                    "info": {"impl": "host perf_counter over 100 replays of a 10-kernel CUDA graph (a piece's launch)"}})
 

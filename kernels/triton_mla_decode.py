@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_records import done_keys  # noqa: E402
+from raw_records import done_keys, record_key  # noqa: E402
 
 DL, DR, PAGE = 512, 64, 64
 
@@ -171,7 +171,7 @@ def main():
         for ctx in contexts:
             for B in batches:
                 params = {"context": ctx, "heads": H, "tokens": B}
-                key = "mla_decode_triton/" + ",".join(f"{k}={params[k]}" for k in sorted(params))
+                key = record_key("mla_decode_triton", params)
                 if key in done:
                     continue
                 q, kv, bt = make_inputs(B, ctx, H)
