@@ -3,6 +3,7 @@
  * against FlashMLA itself measured on an H100 at contexts 64-1024 (tests/data/calib/h100_flashmla_decode.jsonl, run
  * 12 in docs/calibration-runs.md), priced on the h100 profile, whose tables are the H200's derived to the H100's HBM.
  */
+#include "calibrate/Stats.hpp"
 #include "config/HwProfileLoader.hpp"
 #include "config/ModelLoader.hpp"
 #include "models/AttentionOps.hpp"
@@ -13,7 +14,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -62,8 +62,7 @@ double median_abs_error_pct(std::vector<double> e)
 {
   for (double& x : e)
     x = std::abs(x);
-  std::sort(e.begin(), e.end());
-  return e.empty() ? 0 : e[e.size() / 2];
+  return calib::median(std::move(e));
 }
 
 } // namespace
